@@ -1,0 +1,62 @@
+# VideoFeedEngine — the two quick-start commands are `make demo` and `make test`.
+# Every target installs what it needs (FFmpeg dev packages through apt) when it is missing.
+
+SWIFT        ?= swift
+DEMO_OUT     ?= demo-out
+SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_PACKAGES := libavformat-dev libavcodec-dev libswscale-dev libavutil-dev pkg-config ffmpeg
+BENCH_TOOLS  := hyperfine ffmpegthumbnailer
+
+.PHONY: all deps bench-deps build release demo test test-sanitizers fixtures conformance bench clean help
+
+all: build
+
+help:
+	@echo "make demo            build and run the main job on the bundled feed (Fixtures/feed.json) into $(DEMO_OUT)/"
+	@echo "make test            install what is missing, run the whole test suite (swift test)"
+	@echo "make test-sanitizers Media suite under AddressSanitizer"
+	@echo "make build|release   debug or release build of the package"
+	@echo "make fixtures        regenerate Fixtures/ with the ffmpeg CLI (and the golden framemd5 files)"
+	@echo "make conformance     compare our framemd5 with ffmpeg's over ../shared/media (DIR=... to change)"
+	@echo "make bench           decode benchmarks: ordo-one/benchmark package and the hyperfine comparison"
+
+# Installs the FFmpeg development packages and the ffmpeg CLI when any is missing.
+deps:
+	@if ! pkg-config --exists libavformat libavcodec libswscale libavutil 2>/dev/null || ! command -v ffmpeg >/dev/null; then \
+		echo "installing $(APT_PACKAGES) through apt"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(APT_PACKAGES); \
+	fi
+
+bench-deps: deps
+	@if ! command -v hyperfine >/dev/null || ! command -v ffmpegthumbnailer >/dev/null; then \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(BENCH_TOOLS); \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+demo: release
+	$$($(SWIFT) build -c release --show-bin-path)/videofeed demo --out $(DEMO_OUT)
+
+test: deps
+	$(SWIFT) test
+
+test-sanitizers: deps
+	$(SWIFT) test --sanitize=address --scratch-path .build-asan --filter MediaTests
+
+fixtures: deps
+	bash Fixtures/generate.sh
+
+conformance: release
+	bash scripts/conformance.sh $(or $(DIR),../shared/media)
+
+bench: bench-deps release
+	bash Fixtures/generate.sh --bench
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target MediaDecode
+	bash Benchmarks/compare-decode.sh
+
+clean:
+	rm -rf .build .build-* $(DEMO_OUT)

@@ -1,0 +1,35 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "VideoFeedEngine",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "Media", targets: ["Media"]),
+        .executable(name: "videofeed", targets: ["videofeed"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat libavcodec libswscale libavutil",
+            providers: [
+                .apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev", "pkg-config"]),
+                .brew(["ffmpeg"]),
+            ]
+        ),
+        .target(name: "Media", dependencies: ["CFFmpeg"]),
+        .executableTarget(
+            name: "videofeed",
+            dependencies: [
+                "Media",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "MediaTests", dependencies: ["Media"]),
+        .testTarget(name: "videofeedTests", dependencies: ["videofeed"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
