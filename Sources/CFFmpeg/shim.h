@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <libavformat/avformat.h>
 #include <libavformat/avio.h>
 #include <libavcodec/avcodec.h>
@@ -94,6 +96,13 @@ static inline int64_t vf_frame_duration(const AVFrame *frame) {
 static inline void vf_set_interrupt_callback(AVFormatContext *ctx, int (*callback)(void *), void *opaque) {
     ctx->interrupt_callback.callback = callback;
     ctx->interrupt_callback.opaque = opaque;
+}
+
+// MARK: - Logging
+
+/// Formats one `av_log` message (without FFmpeg's "[ctx @ 0x…]" prefix) into `buffer`.
+static inline int vf_format_log(char *buffer, int size, const char *format, va_list args) {
+    return vsnprintf(buffer, (size_t)size, format, args);
 }
 
 #endif

@@ -5,7 +5,7 @@ import Media
 struct VideoFeedCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "videofeed",
-        abstract: "Headless tools of VideoFeedEngine: probe and dump video with FFmpeg.",
-        subcommands: []
+        abstract: "VideoFeedEngine's headless tools: probe media, dump frames, run the demo job.",
+        subcommands: [ProbeCommand.self, DumpCommand.self, DemoCommand.self]
     )
 }

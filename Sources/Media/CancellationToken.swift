@@ -1,0 +1,68 @@
+import Synchronization
+
+/// A flag that stops Media work early.
+///
+/// Pass one to ``MediaFile/init(path:options:cancellation:)``; calling ``cancel()`` from any thread makes a blocking
+/// open or read return promptly (FFmpeg polls it through its interrupt callback, `AVIOInterruptCB`), and the next
+/// packet boundary of a decode loop throw ``MediaError/Kind/cancelled``. Cancellation cannot be undone.
+public final class CancellationToken: Sendable {
+    private let flag = Atomic<Bool>(false)
+
+    public init() {}
+
+    /// Requests cancellation. Safe from any thread, any number of times.
+    public func cancel() { flag.store(true, ordering: .releasing) }
+
+    /// Whether ``cancel()`` has been called.
+    public var isCancelled: Bool { flag.load(ordering: .acquiring) }
+}
+
+/// What FFmpeg's interrupt callback reads through its `opaque` pointer: the caller's token and the deadline of the
+/// operation in progress. Owned by a ``MediaFile`` for as long as its format context lives.
+final class InterruptState: Sendable {
+    let token: CancellationToken?
+    /// Deadline in `DispatchTime` uptime nanoseconds; 0 means none.
+    private let deadline = Atomic<UInt64>(0)
+    private let expired = Atomic<Bool>(false)
+
+    init(token: CancellationToken?) { self.token = token }
+
+    /// Arms a deadline `seconds` from now; nil or a non-positive value disarms it.
+    func arm(seconds: Double?) {
+        guard let seconds, seconds > 0, seconds.isFinite else {
+            deadline.store(0, ordering: .relaxed)
+            return
+        }
+        deadline.store(Self.now() &+ UInt64(seconds * 1e9), ordering: .relaxed)
+    }
+
+    func disarm() { deadline.store(0, ordering: .relaxed) }
+
+    /// Whether the last interruption was caused by the deadline (as opposed to the token).
+    var timedOut: Bool { expired.load(ordering: .relaxed) }
+
+    var isCancelled: Bool { token?.isCancelled ?? false }
+
+    /// Called by FFmpeg, from whatever thread runs the blocking call.
+    func shouldInterrupt() -> Bool {
+        if token?.isCancelled == true { return true }
+        let d = deadline.load(ordering: .relaxed)
+        if d != 0 && Self.now() >= d {
+            expired.store(true, ordering: .relaxed)
+            return true
+        }
+        return false
+    }
+
+    static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

@@ -1,0 +1,142 @@
+internal import CFFmpeg
+
+/// Converts decoded frames to an ``Image``: pixel format, size, and upright orientation.
+///
+/// Scales with libswscale (bicubic) honouring the frame's colour matrix and range, fits the picture inside a box
+/// keeping its displayed aspect ratio (even sizes for formats that need them), then applies the stream's
+/// ``Orientation`` so the result is upright as a player shows it. The scaler context is reused while frames keep the
+/// same geometry. The corresponding FFmpeg functions are `sws_getCachedContext`, `sws_setColorspaceDetails`,
+/// `sws_scale`. Not thread-safe: one converter per thread.
+public final class FrameConverter {
+    /// Output pixel format.
+    public let pixelFormat: PixelFormat
+    /// The box the displayed picture is fitted into, or nil to keep the stored size.
+    public let box: Size?
+    /// The orientation applied after scaling (``Orientation/identity`` keeps the stored orientation).
+    public let orientation: Orientation
+
+    private var scaler: OpaquePointer? = nil
+    private var scaled: UnsafeMutablePointer<AVFrame>? = nil
+
+    /// - Parameters:
+    ///   - pixelFormat: the output format.
+    ///   - box: fit the displayed picture inside this box, or nil for no scaling.
+    ///   - orientation: usually the stream's ``StreamInfo/orientation`` to get upright output, or `.identity`.
+    public init(pixelFormat: PixelFormat, fittingIn box: Size? = nil, orientation: Orientation = .identity) {
+        self.pixelFormat = pixelFormat
+        self.box = box
+        self.orientation = orientation
+    }
+
+    deinit {
+        sws_freeContext(scaler)
+        av_frame_free(&scaled)
+    }
+
+    /// The size of the output for a stored picture of `stored` size and sample aspect ratio `sar`: displayed size
+    /// (after orientation) fitted into ``box``.
+    public func outputSize(stored: Size, sampleAspectRatio sar: Rational = Rational(1, 1)) -> Size {
+        var displayW = Double(stored.width)
+        let displayH = Double(stored.height)
+        if let r = sar.value, r > 0, abs(r - 1) > 1e-6, box != nil { displayW *= r }
+        var w: Double, h: Double
+        if orientation.swapsAxes { (w, h) = (displayH, displayW) } else { (w, h) = (displayW, displayH) }
+        if let box {
+            let scale = min(Double(box.width) / w, Double(box.height) / h)
+            w = (w * scale).rounded()
+            h = (h * scale).rounded()
+        }
+        var out = Size(width: max(1, Int(w)), height: max(1, Int(h)))
+        if pixelFormat.needsEvenSize {
+            out.width = max(2, out.width - out.width % 2)
+            out.height = max(2, out.height - out.height % 2)
+        }
+        return out
+    }
+
+    /// Converts one frame.
+    /// - Throws: ``MediaError`` `invalidArgument` for a box of zero size, `unsupportedFormat` if libswscale cannot
+    ///   convert the frame's format, `limitExceeded` when out of memory.
+    public func convert(_ frame: VideoFrame) throws -> Image {
+        if let box, box.width <= 0 || box.height <= 0 {
+            throw MediaError(.invalidArgument, operation: "convert", item: "frame", message: "box \(box)")
+        }
+        let out = outputSize(stored: frame.size, sampleAspectRatio: frame.sampleAspectRatio)
+        // Scale to the pre-rotation size, then reorient.
+        let scaledSize = orientation.swapsAxes ? Size(width: out.height, height: out.width) : out
+        let scaledFrame = try scale(frame.frame, to: scaledSize)
+        let bytes = Reorient.pack(scaledFrame, format: pixelFormat, size: scaledSize, orientation: orientation)
+        return Image(width: out.width, height: out.height, pixelFormat: pixelFormat, bytes: bytes)
+    }
+
+    private func scale(_ src: UnsafeMutablePointer<AVFrame>, to size: Size) throws -> UnsafeMutablePointer<AVFrame> {
+        var srcFormat = AVPixelFormat(rawValue: src.pointee.format)
+        var fullRange = src.pointee.color_range == AVCOL_RANGE_JPEG
+        // The deprecated yuvj formats are full-range yuv; name them so to keep libswscale quiet.
+        switch srcFormat {
+        case AV_PIX_FMT_YUVJ420P: srcFormat = AV_PIX_FMT_YUV420P; fullRange = true
+        case AV_PIX_FMT_YUVJ422P: srcFormat = AV_PIX_FMT_YUV422P; fullRange = true
+        case AV_PIX_FMT_YUVJ444P: srcFormat = AV_PIX_FMT_YUV444P; fullRange = true
+        case AV_PIX_FMT_YUVJ440P: srcFormat = AV_PIX_FMT_YUV440P; fullRange = true
+        default: break
+        }
+        let dstFormat = pixelFormat.ffmpeg
+        scaler = sws_getCachedContext(scaler, src.pointee.width, src.pointee.height, srcFormat,
+                                      Int32(size.width), Int32(size.height), dstFormat,
+                                      SWS_BICUBIC | SWS_ACCURATE_RND, nil, nil, nil)
+        guard let scaler else {
+            throw MediaError(.unsupportedFormat, operation: "convert", item: "frame",
+                             message: "libswscale cannot convert \(av_get_pix_fmt_name(srcFormat).map { String(cString: $0) } ?? "?") to \(pixelFormat.rawValue)")
+        }
+        let srcDesc = av_pix_fmt_desc_get(srcFormat)
+        let srcIsRGB = srcDesc.map { ($0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB)) != 0 } ?? false
+        if !srcIsRGB {
+            let coefficients = sws_getCoefficients(Int32(src.pointee.colorspace.rawValue))
+            let dstCoefficients = sws_getCoefficients(SWS_CS_DEFAULT)
+            _ = sws_setColorspaceDetails(scaler, coefficients, fullRange ? 1 : 0,
+                                         dstCoefficients, pixelFormat == .yuv420p ? 0 : 1, 0, 1 << 16, 1 << 16)
+        }
+        let target = try destination(size)
+        let result = withUnsafePointer(to: &src.pointee.data) { srcData in
+            srcData.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { srcPlanes in
+                withUnsafePointer(to: &src.pointee.linesize) { srcLines in
+                    srcLines.withMemoryRebound(to: Int32.self, capacity: 8) { srcStrides in
+                        withUnsafePointer(to: &target.pointee.data) { dstData in
+                            dstData.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { dstPlanes in
+                                withUnsafePointer(to: &target.pointee.linesize) { dstLines in
+                                    dstLines.withMemoryRebound(to: Int32.self, capacity: 8) { dstStrides in
+                                        sws_scale(scaler, srcPlanes, srcStrides, 0, src.pointee.height,
+                                                  dstPlanes, dstStrides)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        guard result > 0 else {
+            throw MediaError.ffmpeg(result < 0 ? result : vf_averror_invaliddata(), operation: "convert", item: "frame")
+        }
+        return target
+    }
+
+    /// The reusable output frame, reallocated when the size or format changes.
+    private func destination(_ size: Size) throws -> UnsafeMutablePointer<AVFrame> {
+        if let f = scaled, f.pointee.width == Int32(size.width), f.pointee.height == Int32(size.height),
+           f.pointee.format == pixelFormat.ffmpeg.rawValue {
+            return f
+        }
+        av_frame_free(&scaled)
+        guard let f = av_frame_alloc() else {
+            throw MediaError(.limitExceeded, operation: "convert", item: "frame", message: "out of memory")
+        }
+        f.pointee.width = Int32(size.width)
+        f.pointee.height = Int32(size.height)
+        f.pointee.format = pixelFormat.ffmpeg.rawValue
+        scaled = f
+        let result = av_frame_get_buffer(f, 0)
+        guard result >= 0 else { throw MediaError.ffmpeg(result, operation: "convert", item: "frame") }
+        return f
+    }
+}

@@ -1,0 +1,244 @@
+internal import CFFmpeg
+import Foundation
+
+/// Which video stream of a file a ``VideoDecoder`` decodes.
+public enum StreamSelection: Sendable, Equatable {
+    /// The stream a player shows: ``MediaInfo/primaryVideoStream`` (a real video before a cover picture).
+    case primary
+    /// The first video stream in container order, as `ffmpeg -map 0:v:0` picks it.
+    case firstVideo
+    /// A stream by container index.
+    case index(Int)
+}
+
+/// How a ``VideoDecoder`` decodes.
+public struct DecoderOptions: Sendable, Equatable {
+    /// Decoder threads; the default is the number of active cores.
+    public var threadCount: Int = ProcessInfo.processInfo.activeProcessorCount
+    /// Decode only keyframes: non-key packets are skipped before the decoder and the decoder discards non-key
+    /// frames (`skip_frame = AVDISCARD_NONKEY`). Much faster for thumbnails and scrubbing.
+    public var keyframesOnly: Bool = false
+    /// Which stream to decode.
+    public var stream: StreamSelection = .primary
+
+    public init(threadCount: Int = ProcessInfo.processInfo.activeProcessorCount, keyframesOnly: Bool = false,
+                stream: StreamSelection = .primary) {
+        self.threadCount = threadCount
+        self.keyframesOnly = keyframesOnly
+        self.stream = stream
+    }
+}
+
+/// How ``VideoDecoder/seek(to:mode:)`` lands.
+public enum SeekMode: Sendable, Equatable {
+    /// The keyframe at or before the target: one seek, one decoded frame. What a scrubber shows.
+    case fast
+    /// The first frame at or after the target: seek to the keyframe before it, then decode forward.
+    case exact
+}
+
+/// The outcome of one ``VideoDecoder/receive()`` step. Expected outcomes are values, not errors.
+public enum DecodeResult {
+    /// A decoded frame.
+    case frame(VideoFrame)
+    /// The decoder needs another packet (FFmpeg's `AVERROR(EAGAIN)`).
+    case needsInput
+    /// The stream has ended and the decoder is drained (FFmpeg's `AVERROR_EOF`).
+    case endOfStream
+}
+
+/// Decodes one video stream of a ``MediaFile`` frame by frame, in presentation order.
+///
+/// Keeps its file alive. Not thread-safe: one thread at a time. The corresponding FFmpeg functions are
+/// `avcodec_send_packet` and `avcodec_receive_frame`.
+public final class VideoDecoder {
+    /// The file this decoder reads.
+    public let file: MediaFile
+    /// The stream being decoded.
+    public let stream: StreamInfo
+    /// The options given at creation.
+    public let options: DecoderOptions
+    /// Packets the decoder rejected as corrupt so far. Like the ffmpeg CLI, decoding goes on after such a packet.
+    public private(set) var corruptPacketCount = 0
+
+    private var codecContext: UnsafeMutablePointer<AVCodecContext>
+    private let packet: UnsafeMutablePointer<AVPacket>
+    private let timeBase: AVRational
+    private var inputEnded = false
+    private var drained = false
+    private var exactTarget: Double? = nil
+    private var sequence = 0
+    private var lastError: MediaError? = nil
+
+    /// Opens a decoder for a video stream of `file`.
+    /// - Throws: ``MediaError`` `noVideoStream`, `unsupportedCodec`, `limitExceeded`.
+    public init(file: MediaFile, options: DecoderOptions = DecoderOptions()) throws {
+        self.file = file
+        self.options = options
+        let chosen: StreamInfo? = switch options.stream {
+        case .primary: file.info.primaryVideoStream
+        case .firstVideo: file.info.firstVideoStream
+        case .index(let i): file.info.streams.first { $0.index == i && $0.kind == .video }
+        }
+        guard let chosen else {
+            throw MediaError(.noVideoStream, operation: "open decoder", item: file.item,
+                             message: "no video stream or cover picture in \(file.info.container)")
+        }
+        self.stream = chosen
+        let avStream = file.stream(at: chosen.index)
+        self.timeBase = avStream.pointee.time_base
+
+        guard let codec = avcodec_find_decoder(avStream.pointee.codecpar.pointee.codec_id) else {
+            throw MediaError(.unsupportedCodec, operation: "open decoder", item: file.item,
+                             message: "no decoder for codec '\(chosen.codec)'")
+        }
+        guard let ctx = avcodec_alloc_context3(codec) else {
+            throw MediaError(.limitExceeded, operation: "open decoder", item: file.item, message: "out of memory")
+        }
+        var owned: UnsafeMutablePointer<AVCodecContext>? = ctx
+        var result = avcodec_parameters_to_context(ctx, avStream.pointee.codecpar)
+        if result >= 0 {
+            ctx.pointee.pkt_timebase = avStream.pointee.time_base
+            ctx.pointee.thread_count = Int32(max(1, options.threadCount))
+            ctx.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
+            if options.keyframesOnly { ctx.pointee.skip_frame = AVDISCARD_NONKEY }
+            result = avcodec_open2(ctx, codec, nil)
+        }
+        guard result >= 0, let pkt = av_packet_alloc() else {
+            avcodec_free_context(&owned)
+            throw MediaError.ffmpeg(result < 0 ? result : vf_averror(ENOMEM), operation: "open decoder",
+                                    item: file.item)
+        }
+        self.codecContext = ctx
+        self.packet = pkt
+    }
+
+    deinit {
+        var ctx: UnsafeMutablePointer<AVCodecContext>? = codecContext
+        avcodec_free_context(&ctx)
+        var pkt: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&pkt)
+    }
+
+    /// Takes one frame out of the decoder if it has one. The low-level step under ``nextFrame()``: on
+    /// ``DecodeResult/needsInput`` call ``feed()``.
+    public func receive() throws -> DecodeResult {
+        if drained { return .endOfStream }
+        guard let raw = av_frame_alloc() else {
+            throw MediaError(.limitExceeded, operation: "decode", item: file.item, message: "out of memory")
+        }
+        let result = avcodec_receive_frame(codecContext, raw)
+        if result >= 0 {
+            let frame = VideoFrame(takingOwnership: raw, timeBase: timeBase, startTime: file.info.startTime,
+                                   sequenceNumber: sequence)
+            sequence += 1
+            return .frame(frame)
+        }
+        var f: UnsafeMutablePointer<AVFrame>? = raw
+        av_frame_free(&f)
+        if result == vf_averror_eagain() { return .needsInput }
+        if result == vf_averror_eof() {
+            drained = true
+            return .endOfStream
+        }
+        throw MediaError.ffmpeg(result, operation: "decode", item: file.item, interrupt: file.interrupt)
+    }
+
+    /// Reads packets until one of this stream is sent to the decoder, or the input ends (then the decoder is told
+    /// to flush). Checks cancellation between packets.
+    public func feed() throws {
+        if inputEnded { return }
+        while true {
+            try file.throwIfCancelled("decode")
+            let read: PacketRead
+            do {
+                read = try file.readPacket(into: packet)
+            } catch let error as MediaError where sequence > 0 && error.kind == .io {
+                // Like the ffmpeg CLI: a read error after frames were decoded ends the input.
+                lastError = error
+                read = .endOfFile
+            }
+            switch read {
+            case .endOfFile:
+                inputEnded = true
+                _ = avcodec_send_packet(codecContext, nil)
+                return
+            case .packet:
+                defer { av_packet_unref(packet) }
+                guard Int(packet.pointee.stream_index) == stream.index else { continue }
+                if options.keyframesOnly && (packet.pointee.flags & vf_pkt_flag_key()) == 0 { continue }
+                let sent = avcodec_send_packet(codecContext, packet)
+                if sent >= 0 { return }
+                if sent == vf_averror_eagain() {
+                    preconditionFailure("decoder refused input while it still had output; call receive() first")
+                }
+                if sent == vf_averror_invaliddata() || sent == vf_averror_patchwelcome() {
+                    corruptPacketCount += 1
+                    lastError = MediaError.ffmpeg(sent, operation: "decode", item: file.item)
+                    continue
+                }
+                throw MediaError.ffmpeg(sent, operation: "decode", item: file.item, interrupt: file.interrupt)
+            }
+        }
+    }
+
+    /// The next frame in presentation order, or nil at the end of the stream.
+    ///
+    /// After an exact ``seek(to:mode:)`` frames before the target are decoded and dropped here.
+    /// - Throws: ``MediaError`` `cancelled`, `timedOut`, `io`, and `invalidData` when the stream ended without a single
+    ///   decodable frame.
+    public func nextFrame() throws -> VideoFrame? {
+        while true {
+            switch try receive() {
+            case .frame(let frame):
+                if let target = exactTarget {
+                    if let t = frame.time, t + Self.tolerance(frame) < target { continue }
+                    exactTarget = nil
+                }
+                return frame
+            case .needsInput:
+                try feed()
+            case .endOfStream:
+                if sequence == 0, let lastError {
+                    throw MediaError(.invalidData, operation: "decode", item: file.item,
+                                     message: "no frame could be decoded: \(lastError.message)", code: lastError.code)
+                }
+                return nil
+            }
+        }
+    }
+
+    /// Moves to `seconds` (from the start of the container). After `.fast` the next frame is the keyframe at or
+    /// before the target; after `.exact`, the first frame at or after it. The corresponding FFmpeg functions are
+    /// `av_seek_frame` (backward) and `avcodec_flush_buffers`.
+    public func seek(to seconds: Double, mode: SeekMode) throws {
+        guard seconds.isFinite, seconds >= 0 else {
+            throw MediaError(.invalidArgument, operation: "seek", item: file.item, message: "target \(seconds) s")
+        }
+        try file.throwIfCancelled("seek")
+        FFmpegLog.clear()
+        let tb = Double(timeBase.num) / Double(max(timeBase.den, 1))
+        let target = Int64(((seconds + file.info.startTime) / tb).rounded(.down))
+        file.interrupt.arm(seconds: file.options.readTimeout)
+        var result = av_seek_frame(file.context, Int32(stream.index), target, vf_seek_flag_backward())
+        if result < 0 {
+            // Some demuxers only seek by the default stream and AV_TIME_BASE.
+            let global = Int64((seconds + file.info.startTime) * Double(vf_time_base()))
+            result = av_seek_frame(file.context, -1, global, vf_seek_flag_backward())
+        }
+        file.interrupt.disarm()
+        guard result >= 0 else {
+            throw MediaError.ffmpeg(result, operation: "seek", item: file.item, interrupt: file.interrupt)
+        }
+        avcodec_flush_buffers(codecContext)
+        inputEnded = false
+        drained = false
+        sequence = 0
+        exactTarget = mode == .exact ? seconds : nil
+    }
+
+    /// Half a frame: a frame whose time rounds to the target counts as "at" it.
+    private static func tolerance(_ frame: VideoFrame) -> Double {
+        min((frame.duration ?? 0.001) / 2, 0.02)
+    }
+}

@@ -1,0 +1,96 @@
+import ArgumentParser
+import Foundation
+import Media
+
+/// `videofeed probe FILE...`: container and stream information, as a table or JSON.
+struct ProbeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "probe",
+        abstract: "Show container and stream information of media files or URLs.",
+        discussion: "Exits non-zero when any input fails; each failure is one line on stderr and the other inputs are still reported."
+    )
+
+    @Argument(help: "Files or http(s) URLs to probe.")
+    var inputs: [String]
+
+    @Flag(name: .long, help: "Print JSON instead of a table.")
+    var json = false
+
+    @Option(name: .long, help: "Time limit for opening each input, in seconds.")
+    var timeout: Double = 30
+
+    struct Entry: Encodable {
+        var item: String
+        var info: MediaInfo?
+        var error: ErrorEntry?
+    }
+
+    struct ErrorEntry: Encodable {
+        var kind: String
+        var operation: String
+        var message: String
+    }
+
+    func run() throws {
+        var options = OpenOptions()
+        options.openTimeout = timeout
+        var entries: [Entry] = []
+        var failures = 0
+        for input in inputs {
+            do {
+                let file = try MediaFile(path: input, options: options)
+                entries.append(Entry(item: input, info: file.info))
+                if !json { Console.out(ProbeTable.render(item: input, info: file.info)) }
+            } catch {
+                failures += 1
+                Console.error(Console.describe(error))
+                let media = error as? MediaError
+                entries.append(Entry(item: input, error: ErrorEntry(
+                    kind: media?.kind.rawValue ?? "other", operation: media?.operation ?? "open",
+                    message: media?.message ?? String(describing: error))))
+            }
+        }
+        if json {
+            let data = try Console.jsonEncoder().encode(entries)
+            Console.out(String(decoding: data, as: UTF8.self) + "\n")
+        }
+        if failures > 0 { throw ExitCode(1) }
+    }
+}
+
+/// The human-readable probe table.
+enum ProbeTable {
+    static func render(item: String, info: MediaInfo) -> String {
+        var lines = [item]
+        var head = "  container: \(info.container) (\(info.containerLongName))"
+        head += "  duration: " + (info.duration.map { String(format: "%.3f s", $0) } ?? "unknown")
+        head += "  bit rate: " + (info.bitRate.map { String(format: "%.0f kb/s", Double($0) / 1000) } ?? "unknown")
+        lines.append(head)
+        for s in info.streams {
+            var row = "  #\(s.index) \(s.kind.rawValue): \(s.codec)"
+            switch s.kind {
+            case .video:
+                row += "  \(s.width)x\(s.height)"
+                if let pf = s.pixelFormat { row += "  \(pf)" }
+                if let depth = s.bitDepth { row += "  \(depth)-bit" }
+                if let fps = s.averageFrameRate.value { row += String(format: "  %.3g fps", fps) }
+                row += "  (avg \(s.averageFrameRate), base \(s.baseFrameRate))"
+                if s.rotation != 0 || s.mirrored {
+                    row += "  rotation \(s.rotation)°" + (s.mirrored ? " mirrored" : "")
+                    row += "  shown \(s.displaySize)"
+                }
+                if let p = s.colorPrimaries { row += "  primaries \(p)" }
+                if let t = s.colorTransfer { row += "  transfer \(t)" }
+                if s.isHDR { row += "  HDR" }
+                if s.isAttachedPicture { row += "  [cover picture]" }
+            case .audio:
+                row += "  \(s.sampleRate) Hz  \(s.channels) ch"
+            default:
+                break
+            }
+            if let d = s.duration { row += String(format: "  %.3f s", d) }
+            lines.append(row)
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
