@@ -41,11 +41,16 @@ release: deps
 demo: release
 	$$($(SWIFT) build -c release --show-bin-path)/videofeed demo --out $(DEMO_OUT)
 
+# The whole suite in parallel, then the memory and latency suites each alone in a quiet process.
 test: deps
 	$(SWIFT) test
+	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter LeakTests
+	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter CancellationTests
 
+# C-interop suites under AddressSanitizer (Media, and the CLI that drives it).
 test-sanitizers: deps
-	$(SWIFT) test --sanitize=address --scratch-path .build-asan --filter MediaTests
+	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp $(SWIFT) test --sanitize=address --scratch-path .build-asan \
+		--filter 'MediaTests|videofeedTests'
 
 fixtures: deps
 	bash Fixtures/generate.sh

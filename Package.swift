@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "VideoFeedEngine",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "Media", targets: ["Media"]),
         .executable(name: "videofeed", targets: ["videofeed"]),
@@ -28,8 +28,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "MediaTests", dependencies: ["Media"]),
-        .testTarget(name: "videofeedTests", dependencies: ["videofeed"]),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
+        .testTarget(name: "videofeedTests", dependencies: ["videofeed", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

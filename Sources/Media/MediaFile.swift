@@ -72,14 +72,15 @@ public final class MediaFile {
             interruptBox.release()
             throw error
         }
-        self.context = ctx
-        self.info = MediaFile.readInfo(ctx)
+        let info = MediaFile.readInfo(ctx)
         if let tooLarge = MediaFile.limitViolation(info, options) {
-            // deinit does not run for a partially initialised class; release here.
+            // Before every stored property is set deinit will not run, so release here.
             avformat_close_input(&maybeCtx)
             interruptBox.release()
             throw MediaError(.limitExceeded, operation: "open", item: target.display, message: tooLarge)
         }
+        self.context = ctx
+        self.info = info
     }
 
     deinit {

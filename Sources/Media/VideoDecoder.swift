@@ -192,7 +192,7 @@ public final class VideoDecoder {
             switch try receive() {
             case .frame(let frame):
                 if let target = exactTarget {
-                    if let t = frame.time, t + Self.tolerance(frame) < target { continue }
+                    if let t = frame.time, t + halfTick < target { continue }
                     exactTarget = nil
                 }
                 return frame
@@ -237,8 +237,6 @@ public final class VideoDecoder {
         exactTarget = mode == .exact ? seconds : nil
     }
 
-    /// Half a frame: a frame whose time rounds to the target counts as "at" it.
-    private static func tolerance(_ frame: VideoFrame) -> Double {
-        min((frame.duration ?? 0.001) / 2, 0.02)
-    }
+    /// Half a tick of the stream's time base: a frame whose timestamp rounds to the target counts as "at" it.
+    private var halfTick: Double { Double(timeBase.num) / Double(max(timeBase.den, 1)) / 2 }
 }

@@ -1,6 +1,0 @@
-import Testing
-@testable import Media
-
-@Test func linksFFmpeg() {
-    #expect(FFmpegVersion.libraries["libavformat"]?.isEmpty == false)
-}

@@ -1,0 +1,46 @@
+import Foundation
+
+/// The result of running a program to completion.
+public struct RunResult: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+}
+
+/// Runs `executable` with `arguments`, waits, and captures both output streams.
+public func run(_ executable: URL, _ arguments: [String], in folder: URL? = nil) throws -> RunResult {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    if let folder { process.currentDirectoryURL = folder }
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
+    let group = DispatchGroup()
+    nonisolated(unsafe) var errData = Data()
+    group.enter()
+    DispatchQueue.global().async {
+        errData = err.fileHandleForReading.readDataToEndOfFile()
+        group.leave()
+    }
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    group.wait()
+    process.waitUntilExit()
+    return RunResult(status: process.terminationStatus,
+                     stdout: String(decoding: outData, as: UTF8.self),
+                     stderr: String(decoding: errData, as: UTF8.self))
+}
+
+/// Resident set size of this process in bytes, from /proc/self/statm.
+public func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+/// Whether the tests that need a quiet process (memory, latency) should run: `make test` runs them alone in a
+/// second `swift test` invocation with VIDEOFEED_ISOLATED=1.
+public var isolatedRun: Bool { ProcessInfo.processInfo.environment["VIDEOFEED_ISOLATED"] == "1" }

@@ -1,0 +1,116 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The built `videofeed` binary, run as a user runs it: output, files and exit status.
+@Suite struct CLITests {
+    let cli = TestFixtures.cli
+
+    @Test("dump --format framemd5 prints ffmpeg's golden for every fixture", arguments: TestFixtures.mediaNames)
+    func framemd5(name: String) throws {
+        let result = try run(cli, ["dump", "--format", "framemd5", TestFixtures.media(name)])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == (try TestFixtures.golden(name)))
+    }
+
+    @Test("dump --format framemd5 --out FILE writes the same text to a file")
+    func framemd5ToFile() throws {
+        let folder = try TestFixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let out = folder.appendingPathComponent("h.framemd5").path
+        let result = try run(cli, ["dump", "--format", "framemd5", "--out", out, TestFixtures.media("hevc.mp4")])
+        #expect(result.status == 0)
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == (try TestFixtures.golden("hevc.mp4")))
+    }
+
+    @Test("bad inputs: non-zero exit, one line on stderr naming the item, no file left behind", arguments: [
+        ("empty.mp4", "invalid data"), ("truncated.mp4", "invalid data"), ("random.mp4", "invalid data"),
+        ("text.txt", "invalid data"), ("text.mp4", "invalid data"), ("audio_only.m4a", "no video stream"),
+    ])
+    func badInput(name: String, kind: String) throws {
+        let folder = try TestFixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for format in ["png", "framemd5"] {
+            let out = format == "png" ? folder.appendingPathComponent("frames").path : folder.appendingPathComponent("x.framemd5").path
+            let result = try run(cli, ["dump", "--format", format, "--out", out, TestFixtures.bad(name)])
+            #expect(result.status != 0)
+            let lines = result.stderr.split(separator: "\n")
+            #expect(lines.count == 1, "\(result.stderr)")
+            #expect(result.stderr.contains(name) && result.stderr.contains(kind))
+            #expect(!result.stderr.contains("Fatal error"))
+            let files = (FileManager.default.enumerator(atPath: folder.path)?.allObjects as? [String]) ?? []
+            #expect(files.filter { !$0.hasSuffix("frames") }.isEmpty, "left behind: \(files)")
+        }
+    }
+
+    @Test("dump of a missing file fails with one line")
+    func missing() throws {
+        let result = try run(cli, ["dump", "/nonexistent/x.mp4"])
+        #expect(result.status != 0)
+        #expect(result.stderr == "videofeed: /nonexistent/x.mp4: open failed: file not found (No such file or directory)\n")
+    }
+
+    @Test("probe reports good inputs, one stderr line per failure, and exits non-zero")
+    func probeMixed() throws {
+        let result = try run(cli, ["probe", TestFixtures.media("rotate90.mp4"), TestFixtures.bad("empty.mp4"),
+                                   TestFixtures.media("cover.mp3")])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("rotation 90°"))
+        #expect(result.stdout.contains("[cover picture]"))
+        #expect(result.stderr.split(separator: "\n").count == 1)
+        #expect(result.stderr.contains("empty.mp4"))
+    }
+
+    @Test("probe --json is machine-readable and includes errors")
+    func probeJSON() throws {
+        let result = try run(cli, ["probe", "--json", TestFixtures.media("hevc_10bit.mp4"), TestFixtures.bad("text.txt")])
+        #expect(result.status == 1)
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+        #expect(entries.count == 2)
+        let streams = try #require((entries[0]["info"] as? [String: Any])?["streams"] as? [[String: Any]])
+        #expect(streams.first?["bitDepth"] as? Int == 10)
+        #expect((entries[1]["error"] as? [String: Any])?["kind"] as? String == "invalidData")
+    }
+
+    @Test("dump --upright writes upright images with the marker top-left", arguments: ["rotate90.mp4", "rotate270.mp4"])
+    func uprightPPM(name: String) throws {
+        let folder = try TestFixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try run(cli, ["dump", "--upright", "--format", "ppm", "--frames", "1", "--out", folder.path,
+                                   TestFixtures.media(name)])
+        #expect(result.status == 0, "\(result.stderr)")
+        let data = try [UInt8](Data(contentsOf: folder.appendingPathComponent("frame-000001.ppm")))
+        let header = Array("P6\n240 320\n255\n".utf8)
+        #expect(Array(data.prefix(header.count)) == header)
+        let pixels = Array(data.dropFirst(header.count))
+        let topLeft = pixels[(10 * 240 + 10) * 3..<(10 * 240 + 10) * 3 + 3]
+        #expect(topLeft[topLeft.startIndex] > 200 && topLeft[topLeft.startIndex + 1] < 60)
+    }
+
+    @Test("dump options: --start, --frames, --every, --size, --pix-fmt, --keyframes-only")
+    func dumpOptions() throws {
+        let folder = try TestFixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try run(cli, ["dump", "--format", "jpg", "--start", "0.5", "--frames", "3", "--every", "5",
+                                   "--size", "90x160", "--out", folder.path, TestFixtures.media("h264_portrait.mp4")])
+        #expect(result.status == 0, "\(result.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(files == ["frame-000001.jpg", "frame-000002.jpg", "frame-000003.jpg"])
+        let probe = try run(cli, ["probe", "--json", folder.appendingPathComponent("frame-000001.jpg").path])
+        #expect(probe.stdout.contains("\"width\" : 90") && probe.stdout.contains("\"height\" : 160"))
+
+        let md5 = try run(cli, ["dump", "--format", "framemd5", "--keyframes-only", "--pix-fmt", "gray",
+                                TestFixtures.media("black_start.mp4")])
+        #expect(md5.status == 0)
+        let lines = md5.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }
+        #expect(!lines.isEmpty && lines.count < 75)
+        #expect(lines.allSatisfy { $0.contains(" 76800, ") })
+    }
+
+    @Test("invalid options are rejected before any work")
+    func validation() throws {
+        #expect(try run(cli, ["dump", "--every", "0", TestFixtures.media("hevc.mp4")]).status != 0)
+        #expect(try run(cli, ["dump", "--size", "12", TestFixtures.media("hevc.mp4")]).status != 0)
+        #expect(try run(cli, ["dump", "--format", "gif", TestFixtures.media("hevc.mp4")]).status != 0)
+    }
+}
