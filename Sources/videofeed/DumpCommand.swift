@@ -5,6 +5,8 @@ import Media
 /// What `videofeed dump` writes per frame.
 enum DumpFormat: String, ExpressibleByArgument, CaseIterable {
     case png, jpg, webp, ppm, raw, framemd5
+    /// Decode (and convert, when asked) without writing anything, like `ffmpeg -f null -`.
+    case null
 
     var imageFormat: ImageFormat? {
         switch self {
@@ -12,7 +14,7 @@ enum DumpFormat: String, ExpressibleByArgument, CaseIterable {
         case .jpg: .jpeg
         case .webp: .webp
         case .ppm: .ppm
-        case .raw, .framemd5: nil
+        case .raw, .framemd5, .null: nil
         }
     }
 }
@@ -36,7 +38,7 @@ struct DumpCommand: ParsableCommand {
     @Option(name: .long, help: "Output folder (created if missing); for framemd5 an output file. Default: ./frames, or stdout for framemd5.")
     var out: String?
 
-    @Option(name: .long, help: "png, jpg, webp, ppm, raw or framemd5.")
+    @Option(name: .long, help: "png, jpg, webp, ppm, raw, framemd5, or null (decode only, like ffmpeg -f null).")
     var format: DumpFormat = .png
 
     @Option(name: .long, help: "Start at this time in seconds (the first frame at or after it).")
@@ -92,7 +94,7 @@ struct DumpCommand: ParsableCommand {
         request.threads = threads
         do {
             let written = try FrameDumper.run(request)
-            if format != .framemd5 || out != nil {
+            if format != .framemd5 && format != .null || format == .framemd5 && out != nil {
                 Console.error("\(input): wrote \(written) frame\(written == 1 ? "" : "s") to \(request.out ?? "frames")")
             }
         } catch {

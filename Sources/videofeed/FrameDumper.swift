@@ -70,6 +70,9 @@ enum FrameDumper {
                 md5 = FrameMD5Writer(decoder: decoder)
                 md5ToStdout = request.out == nil || request.out == "-"
                 folder = nil
+            } else if request.format == .null {
+                md5ToStdout = false
+                folder = nil
             } else {
                 md5ToStdout = false
                 let dir = request.out ?? "frames"

@@ -1,0 +1,25 @@
+// swift-tools-version:6.1
+// Benchmarks for VideoFeedEngine, in their own package so the library never depends on the benchmark framework.
+// Run from this folder: swift package --allow-writing-to-package-directory benchmark
+import PackageDescription
+
+let package = Package(
+    name: "Benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "VideoFeedEngine", path: "../"),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "MediaDecode",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Media", package: "VideoFeedEngine"),
+            ],
+            path: "Benchmarks/MediaDecode",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

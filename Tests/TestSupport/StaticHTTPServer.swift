@@ -1,0 +1,44 @@
+import Foundation
+
+/// Python's `http.server` serving a folder on 127.0.0.1 on a free port, for tests that open media over HTTP.
+/// Stopped on deinit.
+public final class StaticHTTPServer: @unchecked Sendable {
+    // @unchecked: `process` is set once in init and only read after; Process itself is thread-safe to terminate.
+    private let process: Process
+    /// The port it listens on.
+    public let port: Int
+
+    public init(folder: String) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-u", "-m", "http.server", "--bind", "127.0.0.1", "--directory", folder, "0"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // First line: "Serving HTTP on 127.0.0.1 port 43567 (http://127.0.0.1:43567/) ..."
+        var line = Data()
+        let handle = out.fileHandleForReading
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard let range = text.range(of: "port "),
+              let port = Int(text[range.upperBound...].prefix { $0.isNumber }) else {
+            kill(process.processIdentifier, SIGKILL)
+            throw POSIXError(.EIO)
+        }
+        self.port = port
+    }
+
+    /// `http://127.0.0.1:<port>/<path>`.
+    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
+
+    deinit {
+        // SIGKILL: a child spawned from a Dispatch worker inherits its blocked signal mask, so SIGTERM may never land.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
