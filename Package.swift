@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "Media", targets: ["Media"]),
+        .library(name: "Feed", targets: ["Feed"]),
         .executable(name: "videofeed", targets: ["videofeed"]),
     ],
     dependencies: [
@@ -21,10 +22,12 @@ let package = Package(
             ]
         ),
         .target(name: "Media", dependencies: ["CFFmpeg"]),
+        .target(name: "Feed"),
         .executableTarget(
             name: "videofeed",
             dependencies: [
                 "Media",
+                "Feed",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
