@@ -1,0 +1,101 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A ``FeedPageCache`` in a folder: one JSON file per cursor, so a cache outlives the process.
+///
+/// Each page is written to a temporary file in the same folder, flushed to disk, and renamed over the previous file,
+/// so a reader (in this or another process) sees the old page or the new one, never a torn file. A file that cannot
+/// be decoded counts as missing. Use one folder per feed source.
+public struct DiskFeedPageCache: FeedPageCache {
+    /// The folder holding the cache files; created on first store.
+    public let directory: URL
+
+    /// Creates a cache in `directory`.
+    public init(directory: URL) {
+        self.directory = directory.absoluteURL.standardizedFileURL
+    }
+
+    /// The page last stored for `cursor`, or `nil` when there is none or its file is unreadable.
+    public func cachedPage(for cursor: FeedCursor?) async throws -> CachedFeedPage? {
+        let file = fileURL(for: cursor)
+        let key = Self.key(for: cursor)
+        return try await BlockingWork.run {
+            guard let data = try? Data(contentsOf: file),
+                  let record = try? JSONDecoder().decode(Record.self, from: data),
+                  record.key == key,
+                  let savedAt = FeedDate.parseISO8601(record.savedAt)
+            else { return nil }
+            return CachedFeedPage(page: record.page, savedAt: savedAt)
+        }
+    }
+
+    /// Saves `page` (without its warnings) for `cursor`, atomically.
+    public func store(_ page: FeedPage, for cursor: FeedCursor?) async throws {
+        var page = page
+        page.warnings = []
+        let record = Record(key: Self.key(for: cursor), savedAt: FeedDate.string(from: Date()), page: page)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = try encoder.encode(record)
+        let directory = directory
+        let file = fileURL(for: cursor)
+        try await BlockingWork.run {
+            try Self.writeAtomically(data, to: file, in: directory)
+        }
+    }
+
+    /// The file of `cursor`'s page: `page-<FNV-1a 64 of the cursor key>.json`.
+    func fileURL(for cursor: FeedCursor?) -> URL {
+        let hash = Self.key(for: cursor).utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { hash, byte in
+            (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return directory.appendingPathComponent("page-" + String(repeating: "0", count: 16 - hex.count) + hex + ".json")
+    }
+
+    private static func key(for cursor: FeedCursor?) -> String {
+        cursor?.description ?? "first"
+    }
+
+    private static func writeAtomically(_ data: Data, to file: URL, in directory: URL) throws {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let temporary = directory.appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString).tmp")
+            guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
+                throw FeedError.unreadable(path: temporary.path, reason: "cannot create a temporary file")
+            }
+            do {
+                let handle = try FileHandle(forWritingTo: temporary)
+                defer { try? handle.close() }
+                try handle.write(contentsOf: data)
+                try handle.synchronize()
+            } catch {
+                try? FileManager.default.removeItem(at: temporary)
+                throw error
+            }
+            guard rename(temporary.path, file.path) == 0 else {
+                let reason = String(cString: strerror(errno))
+                try? FileManager.default.removeItem(at: temporary)
+                throw FeedError.unreadable(path: file.path, reason: "cannot replace the cache file: \(reason)")
+            }
+        } catch let error as FeedError {
+            throw error
+        } catch {
+            throw FeedError.unreadable(path: directory.path, reason: (error as NSError).localizedDescription)
+        }
+    }
+
+    /// The file format, version 1.
+    private struct Record: Codable {
+        var version = 1
+        var key: String
+        var savedAt: String
+        var page: FeedPage
+    }
+}
