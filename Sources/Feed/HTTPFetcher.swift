@@ -4,9 +4,15 @@ import FoundationNetworking
 #endif
 
 /// One `GET` with retries: what ``RemoteFeedLoader`` does for each page.
+///
+/// The timeout of an attempt is enforced here, by racing the request against a timer, rather than left to
+/// `URLRequest.timeoutInterval`: swift-corelibs-foundation truncates that interval to whole seconds (0.5 s becomes an
+/// immediate timeout). The session's own timeout is set a little longer, as a backstop.
 struct HTTPFetcher: Sendable {
     let session: URLSession
     let retry: RetryPolicy
+    /// Seconds an attempt may take before it counts as timed out.
+    let timeout: Double
 
     /// The body of a 2xx answer to `request`, after retrying timeouts, lost connections and 5xx answers.
     func fetch(_ request: URLRequest) async throws -> Data {
@@ -36,7 +42,9 @@ struct HTTPFetcher: Sendable {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            (data, response) = try await withDeadline { [session] in try await session.data(for: request) }
+        } catch is AttemptTimedOut {
+            return .failure(.timedOut(url: shownURL), retryable: true)
         } catch {
             if Task.isCancelled || error is CancellationError { return .cancelled }
             return Self.outcome(of: error, url: shownURL)
@@ -48,6 +56,23 @@ struct HTTPFetcher: Sendable {
         case 200..<300: return .success(data)
         case 500..<600: return .failure(.httpStatus(url: shownURL, status: http.statusCode), retryable: true)
         default: return .failure(.httpStatus(url: shownURL, status: http.statusCode), retryable: false)
+        }
+    }
+
+    private struct AttemptTimedOut: Error {}
+
+    /// The result of `operation`, or ``AttemptTimedOut`` once ``timeout`` has passed (the operation is cancelled).
+    private func withDeadline<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let nanoseconds = UInt64(max(timeout, 0) * 1_000_000_000)
+        return try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await operation() }
+            group.addTask {
+                try await Task.sleep(nanoseconds: nanoseconds)
+                throw AttemptTimedOut()
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next() else { throw CancellationError() }
+            return first
         }
     }
 

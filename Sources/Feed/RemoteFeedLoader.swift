@@ -66,7 +66,7 @@ public final class RemoteFeedLoader: FeedLoader {
         self.displaySize = displaySize
         self.environment = environment
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
+        configuration.timeoutIntervalForRequest = Self.backstopTimeout(timeout)
         configuration.timeoutIntervalForResource = max(timeout * 4, 60)
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
@@ -82,19 +82,25 @@ public final class RemoteFeedLoader: FeedLoader {
     public func loadPage(at cursor: FeedCursor?) async throws -> FeedPage {
         guard Self.isHTTP(url) else { throw FeedError.unsupportedSource(RedactedURL.string(url)) }
         guard let pageURL = try pageURL(for: cursor) else { return .end }
-        var request = URLRequest(url: pageURL, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+        var request = URLRequest(
+            url: pageURL, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: Self.backstopTimeout(timeout))
         request.httpMethod = "GET"
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         if let authorization, RedactedURL.sameOrigin(pageURL, url) {
             request.setValue(try authorization.headerValue(environment: environment), forHTTPHeaderField: "Authorization")
         }
-        let data = try await HTTPFetcher(session: session, retry: retry).fetch(request)
+        let data = try await HTTPFetcher(session: session, retry: retry, timeout: timeout).fetch(request)
         let parser = FeedDocumentParser(
             format: format, baseURL: pageURL, displaySize: displaySize, listedAt: Date(),
             sourceName: RedactedURL.string(pageURL))
         let document = try parser.parse(data)
         return FeedPage(
             items: document.items, skipped: document.skipped, nextCursor: nextCursor(after: document, at: cursor))
+    }
+
+    /// URLSession's own timeout, whole seconds and above ``timeout``: a backstop to ``HTTPFetcher``'s precise one.
+    private static func backstopTimeout(_ timeout: Double) -> Double {
+        (max(timeout, 0) + 1).rounded(.up)
     }
 
     static func isHTTP(_ url: URL) -> Bool {
