@@ -45,16 +45,22 @@ extension RemoteFeedLoader {
     }
 
     /// `base` with the given query parameters set (replacing any of the same name); `nil` values leave the
-    /// parameter as `base` has it.
+    /// parameter as `base` has it. Values are percent-encoded strictly (a `+` in a cursor becomes `%2B`, since
+    /// servers read a bare `+` as a space); the rest of `base`'s query is kept byte for byte.
     static func url(_ base: URL, setting parameters: [String: String?]) -> URL {
         guard var components = URLComponents(url: base, resolvingAgainstBaseURL: true) else { return base }
-        var items = components.queryItems ?? []
+        var items = components.percentEncodedQueryItems ?? []
         for (name, value) in parameters.sorted(by: { $0.key < $1.key }) {
-            guard let value else { continue }
+            guard let value, let encoded = value.addingPercentEncoding(withAllowedCharacters: unreservedCharacters)
+            else { continue }
             items.removeAll { $0.name == name }
-            items.append(URLQueryItem(name: name, value: value))
+            items.append(URLQueryItem(name: name, value: encoded))
         }
-        components.queryItems = items.isEmpty ? nil : items
+        components.percentEncodedQueryItems = items.isEmpty ? nil : items
         return components.url ?? base
     }
+
+    /// RFC 3986 unreserved characters: the only ones left unencoded in a query value we set.
+    private static let unreservedCharacters = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 }
