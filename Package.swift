@@ -32,6 +32,11 @@ let package = Package(
             ]
         ),
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
+        .testTarget(
+            name: "FeedTests",
+            dependencies: ["Feed"],
+            exclude: ["Samples", "feed_server.py"]
+        ),
         .testTarget(name: "videofeedTests", dependencies: ["videofeed"]),
     ],
     swiftLanguageModes: [.v6]
