@@ -73,7 +73,7 @@ struct EntryReader {
     func optionalCount(_ key: String) throws(EntryProblem) -> Int64? {
         guard let number = try optionalNumber(key) else { return nil }
         guard number == number.rounded(), number < 9.0e18 else {
-            throw EntryProblem(reason: "\"\(key)\" \(number) is not a whole number")
+            throw EntryProblem(reason: "\"\(key)\" \(Self.text(number)) is not a whole number")
         }
         return Int64(number)
     }
@@ -93,10 +93,14 @@ struct EntryReader {
         default:
             throw EntryProblem(reason: "\"\(key)\" is \(value.kindDescription), not a number")
         }
-        guard number.isFinite, number >= 0 else {
-            throw EntryProblem(reason: "\"\(key)\" \(number) is not a non-negative number")
-        }
+        guard number.isFinite else { throw EntryProblem(reason: "\"\(key)\" is not a finite number") }
+        guard number >= 0 else { throw EntryProblem(reason: "\"\(key)\" \(Self.text(number)) is negative") }
         return number
+    }
+
+    /// `-5` rather than `-5.0`; `2.5` as is.
+    private static func text(_ number: Double) -> String {
+        number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
     }
 
     /// The URL in `key`, resolved by `resolver`.

@@ -44,7 +44,7 @@ public struct FeedDocumentParser: Sendable {
             if format == nil || format == .manifest, let lines = Self.jsonLines(data) {
                 return collect(.manifest, lines) { value throws(EntryProblem) in try manifestItem(value, resolver) }
             }
-            throw malformed("not valid JSON (\(Self.summary(of: error)))")
+            throw malformed("not valid JSON (\(Self.summary(of: error, in: data)))")
         }
         let shape: FeedFormat
         if let format { shape = format } else { shape = try detect(root) }
@@ -127,12 +127,15 @@ public struct FeedDocumentParser: Sendable {
         byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
     }
 
-    /// A short reason for a decoding failure, without the decoder's long coding paths.
-    private static func summary(of error: any Error) -> String {
-        if case DecodingError.dataCorrupted(let context) = error {
-            let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            return underlying ?? context.debugDescription
+    /// A short reason why `data` is not JSON. `JSONDecoder` only says "not valid JSON" on Linux, so ask
+    /// `JSONSerialization`, which names the position ("Invalid value around character 6.").
+    private static func summary(of error: any Error, in data: Data) -> String {
+        do {
+            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            if let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String { return detail }
         }
+        if case DecodingError.dataCorrupted(let context) = error { return context.debugDescription }
         return String(describing: error)
     }
 }
