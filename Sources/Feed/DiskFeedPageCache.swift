@@ -50,13 +50,34 @@ public struct DiskFeedPageCache: FeedPageCache {
         }
     }
 
+    /// The conventional cache folder of the listing at `source`: `$XDG_CACHE_HOME/videofeed/feeds/<hash>` (or
+    /// `~/.cache/videofeed/feeds/<hash>`), where the hash of the whole URL keeps feeds apart without putting the
+    /// URL, which may hold secrets, in a path.
+    public static func defaultDirectory(
+        for source: URL, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> URL {
+        let base: URL
+        if let cacheHome = environment["XDG_CACHE_HOME"], cacheHome.hasPrefix("/") {
+            base = URL(fileURLWithPath: cacheHome, isDirectory: true)
+        } else {
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            base = URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".cache", isDirectory: true)
+        }
+        return base.appendingPathComponent("videofeed/feeds/" + fnv1a(source.absoluteString), isDirectory: true)
+    }
+
     /// The file of `cursor`'s page: `page-<FNV-1a 64 of the cursor key>.json`.
     func fileURL(for cursor: FeedCursor?) -> URL {
-        let hash = Self.key(for: cursor).utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { hash, byte in
+        directory.appendingPathComponent("page-" + Self.fnv1a(Self.key(for: cursor)) + ".json")
+    }
+
+    /// The 64-bit FNV-1a hash of `text`'s UTF-8 bytes, as 16 hex digits: stable across runs and platforms.
+    private static func fnv1a(_ text: String) -> String {
+        let hash = text.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { hash, byte in
             (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
         }
         let hex = String(hash, radix: 16)
-        return directory.appendingPathComponent("page-" + String(repeating: "0", count: 16 - hex.count) + hex + ".json")
+        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
     private static func key(for cursor: FeedCursor?) -> String {
