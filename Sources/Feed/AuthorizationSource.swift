@@ -3,8 +3,9 @@ import Foundation
 /// Where the value of the `Authorization` header comes from — never from code.
 ///
 /// The value is the whole header value (`Bearer …` for a token, `Basic …` for Cloudinary's key and secret, the bare
-/// key for Pexels), read on each request so that rotated credentials are picked up. It is never printed: the
-/// `description` names only the variable or the file, and errors do the same.
+/// key for Pexels). A file is read again for each request, so rotated credentials are picked up; a variable is read
+/// from the environment the loader was given. The value is never printed: the `description` names only the variable
+/// or the file, and errors do the same.
 public enum AuthorizationSource: Sendable, Hashable, CustomStringConvertible {
     /// The value of an environment variable, e.g. `PEXELS_API_KEY`.
     case environment(String)

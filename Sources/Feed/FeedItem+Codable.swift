@@ -27,7 +27,8 @@ extension FeedItem: Codable {
         height = try container.decodeIfPresent(Int.self, forKey: .height)
         bytes = try container.decodeIfPresent(Int64.self, forKey: .bytes)
         format = try container.decodeIfPresent(String.self, forKey: .format)
-        updatedAt = try container.contains(.updatedAt) ? Self.decodeDate(container, .updatedAt) : nil
+        updatedAt = try container.decodeIfPresent(String.self, forKey: .updatedAt) == nil
+            ? nil : Self.decodeDate(container, .updatedAt)
         etag = try container.decodeIfPresent(String.self, forKey: .etag)
     }
 
