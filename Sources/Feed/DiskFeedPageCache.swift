@@ -12,13 +12,19 @@ import Darwin
 /// Each page is written to a temporary file in the same folder, flushed to disk, and renamed over the previous file,
 /// so a reader (in this or another process) sees the old page or the new one, never a torn file. A file that cannot
 /// be decoded counts as missing. Use one folder per feed source.
+///
+/// The folder holds at most ``maxPages`` pages: after a store, the least recently stored pages beyond that are
+/// removed, as are temporary files left more than ten minutes ago by a writer that died.
 public struct DiskFeedPageCache: FeedPageCache {
     /// The folder holding the cache files; created on first store.
     public let directory: URL
+    /// How many pages the folder keeps.
+    public let maxPages: Int
 
-    /// Creates a cache in `directory`.
-    public init(directory: URL) {
+    /// Creates a cache in `directory` that keeps at most `maxPages` pages.
+    public init(directory: URL, maxPages: Int = 200) {
         self.directory = directory.absoluteURL.standardizedFileURL
+        self.maxPages = max(1, maxPages)
     }
 
     /// The page last stored for `cursor`, or `nil` when there is none or its file is unreadable.
@@ -45,8 +51,10 @@ public struct DiskFeedPageCache: FeedPageCache {
         let data = try encoder.encode(record)
         let directory = directory
         let file = fileURL(for: cursor)
+        let maxPages = maxPages
         try await BlockingWork.run {
             try Self.writeAtomically(data, to: file, in: directory)
+            Self.prune(directory, keeping: maxPages)
         }
     }
 
@@ -109,6 +117,28 @@ public struct DiskFeedPageCache: FeedPageCache {
             throw error
         } catch {
             throw FeedError.unreadable(path: directory.path, reason: (error as NSError).localizedDescription)
+        }
+    }
+
+    /// Removes the oldest pages beyond `maxPages` and abandoned temporary files; failures are ignored (the cache
+    /// stays correct, only larger).
+    private static func prune(_ directory: URL, keeping maxPages: Int) {
+        let manager = FileManager.default
+        guard let names = try? manager.contentsOfDirectory(atPath: directory.path) else { return }
+        var pages: [(url: URL, modified: Date)] = []
+        let abandoned = Date().addingTimeInterval(-600)
+        for name in names {
+            let url = directory.appendingPathComponent(name)
+            let modified = (try? manager.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date ?? .distantPast
+            if name.hasPrefix("page-") && name.hasSuffix(".json") {
+                pages.append((url, modified))
+            } else if name.hasPrefix(".page-") && name.hasSuffix(".tmp") && modified < abandoned {
+                try? manager.removeItem(at: url)
+            }
+        }
+        guard pages.count > maxPages else { return }
+        for page in pages.sorted(by: { $0.modified > $1.modified }).dropFirst(maxPages) {
+            try? manager.removeItem(at: page.url)
         }
     }
 

@@ -89,6 +89,46 @@ struct CompositionTests {
         ])
     }
 
+    @Test("an empty primary page is kept, with a warning, when the fallback fails too")
+    func emptyPrimaryFailingFallback() async throws {
+        let primary = ScriptedFeedLoader([nil: .page(FeedPage(items: []))])
+        let fallback = ScriptedFeedLoader([nil: .failure(.bundledFeedNotFound(searched: ["here"]))])
+        let page = try await FallbackFeedLoader(primary: primary, fallback: fallback).loadPage(at: nil)
+        #expect(page.items.isEmpty)
+        #expect(page.warnings.first?.hasPrefix("the primary feed has no items, and the fallback failed") == true)
+    }
+
+    @Test("a later page the fallback does not have rethrows the primary's error, so the feed is not ended")
+    func laterPageWithoutFallback() async throws {
+        let primary = ScriptedFeedLoader([
+            nil: .page(FeedPage(items: [item("a")], nextCursor: .page(2))),
+            .page(2): .failure(.timedOut(url: "https://feeds.example.com/list")),
+        ])
+        let chain = FallbackFeedLoader(primary: primary, fallback: BundledFeedLoader(explicitPath: "/nonexistent"))
+        let feed = Feed(loader: chain, prefetchDistance: 0)
+        #expect(try await feed.item(at: 0)?.publicID == "a")
+        await #expect(throws: FeedError.timedOut(url: "https://feeds.example.com/list")) { try await feed.item(at: 1) }
+        #expect(await feed.isComplete == false)
+    }
+
+    @Test("the cache keeps at most maxPages pages, dropping the least recently stored")
+    func cacheLimit() async throws {
+        try await withTemporaryDirectory { directory async throws in
+            let cache = DiskFeedPageCache(directory: directory.url, maxPages: 2)
+            let now = Date()
+            for (number, age) in [(1, 300.0), (2, 200.0), (3, 0.0)] {
+                try await cache.store(FeedPage(items: [item("p\(number)")]), for: .page(number))
+                try FileManager.default.setAttributes(
+                    [.modificationDate: now.addingTimeInterval(-age)],
+                    ofItemAtPath: cache.fileURL(for: .page(number)).path)
+            }
+            try await cache.store(FeedPage(items: [item("p3")]), for: .page(3))
+            #expect(try await cache.cachedPage(for: .page(1)) == nil)
+            #expect(try await cache.cachedPage(for: .page(2)) != nil)
+            #expect(try await cache.cachedPage(for: .page(3)) != nil)
+        }
+    }
+
     @Test("cache files are written atomically: no temporary files remain, a corrupt file is a miss")
     func diskCache() async throws {
         try await withTemporaryDirectory { directory async throws in
