@@ -129,7 +129,8 @@ public struct DiskFeedPageCache: FeedPageCache {
         let abandoned = Date().addingTimeInterval(-600)
         for name in names {
             let url = directory.appendingPathComponent(name)
-            let modified = (try? manager.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date ?? .distantPast
+            let attributes = try? manager.attributesOfItem(atPath: url.path)
+            let modified = attributes?[.modificationDate] as? Date ?? .distantPast
             if name.hasPrefix("page-") && name.hasSuffix(".json") {
                 pages.append((url, modified))
             } else if name.hasPrefix(".page-") && name.hasSuffix(".tmp") && modified < abandoned {

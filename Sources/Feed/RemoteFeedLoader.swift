@@ -87,7 +87,8 @@ public final class RemoteFeedLoader: FeedLoader {
         request.httpMethod = "GET"
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         if let authorization, RedactedURL.sameOrigin(pageURL, url) {
-            request.setValue(try authorization.headerValue(environment: environment), forHTTPHeaderField: "Authorization")
+            let value = try authorization.headerValue(environment: environment)
+            request.setValue(value, forHTTPHeaderField: "Authorization")
         }
         let data = try await HTTPFetcher(session: session, retry: retry, timeout: timeout).fetch(request)
         let parser = FeedDocumentParser(

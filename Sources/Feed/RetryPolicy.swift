@@ -16,7 +16,9 @@ public struct RetryPolicy: Sendable, Hashable {
     public var jitter: Double
 
     /// Creates a policy.
-    public init(maxAttempts: Int, initialDelay: Double, multiplier: Double = 2, maxDelay: Double = 8, jitter: Double = 0.1) {
+    public init(
+        maxAttempts: Int, initialDelay: Double, multiplier: Double = 2, maxDelay: Double = 8, jitter: Double = 0.1
+    ) {
         precondition(maxAttempts >= 1, "at least one attempt")
         self.maxAttempts = maxAttempts
         self.initialDelay = max(0, initialDelay)

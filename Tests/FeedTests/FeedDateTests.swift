@@ -17,7 +17,9 @@ struct FeedDateTests {
         #expect(abs(date.timeIntervalSince1970 - seconds) < 0.001)
     }
 
-    @Test("not ISO 8601", arguments: ["yesterday", "2026-02-30T09:00:00Z", "2026-11-01T24:30:00Z", "2025-02-29", "2026-11-01 10:00", "", "14/03/2018"])
+    @Test("not ISO 8601", arguments: [
+        "yesterday", "2026-02-30T09:00:00Z", "2026-11-01T24:30:00Z", "2025-02-29", "2026-11-01 10:00", "", "14/03/2018",
+    ])
     func notISO8601(text: String) {
         #expect(FeedDate.parseISO8601(text) == nil)
     }

@@ -22,8 +22,8 @@ struct LocalFileLoaderTests {
     }
 
     @Test("each committed sample loads through the manifest loader", arguments: [
-        ("manifest.json", FeedFormat.manifest, 3), ("manifest.jsonl", .manifest, 2), ("cloudinary.json", .cloudinary, 3),
-        ("pexels.json", .pexels, 2), ("imagefeed.json", .imagefeed, 3),
+        ("manifest.json", FeedFormat.manifest, 3), ("manifest.jsonl", .manifest, 2),
+        ("cloudinary.json", .cloudinary, 3), ("pexels.json", .pexels, 2), ("imagefeed.json", .imagefeed, 3),
     ])
     func samples(name: String, format: FeedFormat, count: Int) async throws {
         let detected = try await ManifestFeedLoader(file: Samples.url(name)).loadPage(at: nil)

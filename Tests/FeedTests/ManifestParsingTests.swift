@@ -86,7 +86,7 @@ struct ManifestParsingTests {
         #expect(try JSONDecoder().decode([FeedItem].self, from: data) == [original])
         #expect(try FeedDocumentParser().parse(data).items == [original])
 
-        let minimal = #"{"public_id": "m", "created_at": "2026-11-01T10:00:00Z", "url": "file:///m.mp4", "updated_at": null}"#
+        let minimal = #"{"public_id": "m", "created_at": "2026-11-01", "url": "file:///m.mp4", "updated_at": null}"#
         let decoded = try JSONDecoder().decode(FeedItem.self, from: Data(minimal.utf8))
         #expect(decoded.updatedAt == nil && decoded.source.path == "/m.mp4")
         let absent = #"{"public_id": "m", "created_at": "2026-11-01T10:00:00Z", "url": "file:///m.mp4"}"#

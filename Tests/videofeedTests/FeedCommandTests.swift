@@ -64,8 +64,9 @@ struct FeedCommandTests {
 
     let manifest = """
         [
-          {"public_id": "fixtures/h264_portrait", "created_at": "2026-11-01T10:00:00Z", "url": "media/h264_portrait.mp4",
-           "format": "mp4", "bytes": 1234, "width": 720, "height": 1280, "duration": 2.0},
+          {"public_id": "fixtures/h264_portrait", "created_at": "2026-11-01T10:00:00Z",
+           "url": "media/h264_portrait.mp4", "format": "mp4", "bytes": 1234, "width": 720, "height": 1280,
+           "duration": 2.0},
           {"public_id": "cloud/a/long_public_id", "created_at": "2026-11-02T10:00:00.5Z",
            "url": "https://cdn.example.com/a.mp4"},
           {"public_id": "broken", "created_at": "not a date", "url": "media/broken.mp4"}
@@ -107,8 +108,10 @@ struct FeedCommandTests {
     func folder() throws {
         try withFolder { folder in
             let media = folder.appendingPathComponent("media")
-            try write("1", to: media.appendingPathComponent("clip10.mp4"), modified: Date(timeIntervalSince1970: 100))
-            try write("2", to: media.appendingPathComponent("sub/clip2.webm"), modified: Date(timeIntervalSince1970: 200))
+            try write(
+                "1", to: media.appendingPathComponent("clip10.mp4"), modified: Date(timeIntervalSince1970: 100))
+            try write(
+                "2", to: media.appendingPathComponent("sub/clip2.webm"), modified: Date(timeIntervalSince1970: 200))
             try write("x", to: media.appendingPathComponent("readme.txt"))
             let newest = try feed(["media"], in: folder)
             #expect(newest.status == 0)
