@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Media", targets: ["Media"]),
+        .library(name: "Feed", targets: ["Feed"]),
         .executable(name: "videofeed", targets: ["videofeed"]),
     ],
     dependencies: [
@@ -21,15 +22,22 @@ let package = Package(
             ]
         ),
         .target(name: "Media", dependencies: ["CFFmpeg"]),
+        .target(name: "Feed"),
         .executableTarget(
             name: "videofeed",
             dependencies: [
                 "Media",
+                "Feed",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
+        .testTarget(
+            name: "FeedTests",
+            dependencies: ["Feed"],
+            exclude: ["Samples", "feed_server.py"]
+        ),
         .testTarget(name: "videofeedTests", dependencies: ["videofeed", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,11 @@
+extension FeedLoader {
+    /// This loader with its last good pages kept in `cache` and served when it fails.
+    public func cached(in cache: any FeedPageCache) -> CachingFeedLoader {
+        CachingFeedLoader(decoratee: self, cache: cache)
+    }
+
+    /// This loader, then `fallback` when it fails or its first page is empty.
+    public func withFallback(_ fallback: any FeedLoader) -> FallbackFeedLoader {
+        FallbackFeedLoader(primary: self, fallback: fallback)
+    }
+}

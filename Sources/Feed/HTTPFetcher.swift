@@ -1,0 +1,100 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One `GET` with retries: what ``RemoteFeedLoader`` does for each page.
+///
+/// The timeout of an attempt is enforced here, by racing the request against a timer, rather than left to
+/// `URLRequest.timeoutInterval`: swift-corelibs-foundation truncates that interval to whole seconds (0.5 s becomes an
+/// immediate timeout). The session's own timeout is set a little longer, as a backstop.
+struct HTTPFetcher: Sendable {
+    let session: URLSession
+    let retry: RetryPolicy
+    /// Seconds an attempt may take before it counts as timed out.
+    let timeout: Double
+
+    /// The body of a 2xx answer to `request`, after retrying timeouts, lost connections and 5xx answers.
+    func fetch(_ request: URLRequest) async throws -> Data {
+        var attempt = 1
+        while true {
+            switch await attemptOnce(request) {
+            case .success(let data):
+                return data
+            case .failure(let error, let retryable):
+                guard retryable, attempt < retry.maxAttempts else { throw error }
+                try await Task.sleep(nanoseconds: UInt64(retry.delay(beforeRetry: attempt) * 1_000_000_000))
+                attempt += 1
+            case .cancelled:
+                throw CancellationError()
+            }
+        }
+    }
+
+    private enum Outcome {
+        case success(Data)
+        case failure(FeedError, retryable: Bool)
+        case cancelled
+    }
+
+    private func attemptOnce(_ request: URLRequest) async -> Outcome {
+        let shownURL = RedactedURL.string(request.url!)
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await withDeadline { [session] in try await session.data(for: request) }
+        } catch is AttemptTimedOut {
+            return .failure(.timedOut(url: shownURL), retryable: true)
+        } catch {
+            if Task.isCancelled || error is CancellationError { return .cancelled }
+            return Self.outcome(of: error, url: shownURL)
+        }
+        guard let http = response as? HTTPURLResponse else {
+            return .failure(.transport(url: shownURL, reason: "not an HTTP response"), retryable: false)
+        }
+        switch http.statusCode {
+        case 200..<300: return .success(data)
+        case 500..<600: return .failure(.httpStatus(url: shownURL, status: http.statusCode), retryable: true)
+        default: return .failure(.httpStatus(url: shownURL, status: http.statusCode), retryable: false)
+        }
+    }
+
+    private struct AttemptTimedOut: Error {}
+
+    /// The result of `operation`, or ``AttemptTimedOut`` once ``timeout`` has passed (the operation is cancelled).
+    private func withDeadline<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let nanoseconds = UInt64(max(timeout, 0) * 1_000_000_000)
+        return try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await operation() }
+            group.addTask {
+                try await Task.sleep(nanoseconds: nanoseconds)
+                throw AttemptTimedOut()
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next() else { throw CancellationError() }
+            return first
+        }
+    }
+
+    private static func outcome(of error: any Error, url: String) -> Outcome {
+        guard let urlError = error as? URLError else {
+            return .failure(.transport(url: url, reason: (error as NSError).localizedDescription), retryable: false)
+        }
+        switch urlError.code {
+        case .timedOut:
+            return .failure(.timedOut(url: url), retryable: true)
+        case .cancelled:
+            return .cancelled
+        case .networkConnectionLost:
+            return .failure(.transport(url: url, reason: "the connection was lost"), retryable: true)
+        case .cannotConnectToHost:
+            return .failure(.transport(url: url, reason: "cannot connect to the host"), retryable: false)
+        case .cannotFindHost, .dnsLookupFailed:
+            return .failure(.transport(url: url, reason: "the host name was not found"), retryable: false)
+        case .notConnectedToInternet:
+            return .failure(.transport(url: url, reason: "no network connection"), retryable: false)
+        default:
+            return .failure(.transport(url: url, reason: "URL error \(urlError.code.rawValue)"), retryable: false)
+        }
+    }
+}

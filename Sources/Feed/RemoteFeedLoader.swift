@@ -1,0 +1,111 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Loads a listing over HTTP(S) with `GET`, a page per request, paging the way each API does.
+///
+/// - ``FeedFormat/cloudinary``: `max_results=<pageSize>`, then `next_cursor=<cursor of the previous page>`.
+/// - ``FeedFormat/pexels``: `page=<n>&per_page=<pageSize>`, or with ``PexelsPaging/followNextPage`` the listing's own
+///   `next_page` URL (only when it has the same scheme, host and port as ``url``).
+/// - ``FeedFormat/manifest`` and ``FeedFormat/imagefeed``: one page.
+/// - `nil` (detect): the first request has no paging parameters; later pages follow what the first page showed.
+///
+/// The optional `Authorization` header comes from an ``AuthorizationSource`` and is only sent to the origin of
+/// ``url`` (also not across redirects to another origin). Timeouts, lost connections and 5xx answers are retried per
+/// ``RetryPolicy``; 4xx answers are not. Errors are ``FeedError`` values that name the URL with secrets removed.
+public final class RemoteFeedLoader: FeedLoader {
+    /// How Pexels listings are paged.
+    public enum PexelsPaging: Sendable, Hashable {
+        /// Ask for `page=n` with `per_page`.
+        case pageNumbers
+        /// Follow the `next_page` URL each page gives.
+        case followNextPage
+    }
+
+    /// The listing's URL (first page), possibly with query parameters of its own.
+    public let url: URL
+    /// The listing's shape, or `nil` to detect it from the first answer.
+    public let format: FeedFormat?
+    /// Items per page to ask for (`max_results`, `per_page`); `nil` leaves it to the server.
+    public let pageSize: Int?
+    /// How Pexels listings are paged.
+    public let pexelsPaging: PexelsPaging
+    /// Where the `Authorization` header comes from, if one is sent.
+    public let authorization: AuthorizationSource?
+    /// Seconds to wait for an answer before the attempt counts as timed out.
+    public let timeout: Double
+    /// Retries of timeouts, lost connections and 5xx answers.
+    public let retry: RetryPolicy
+    /// The display the Pexels rendition is chosen for.
+    public let displaySize: DisplaySize
+
+    private let environment: [String: String]
+    private let session: URLSession
+
+    /// Creates a loader for the listing at `url` (`http` or `https`; anything else fails on load with
+    /// ``FeedError/unsupportedSource(_:)``). `environment` is where ``AuthorizationSource/environment(_:)`` reads.
+    public init(
+        url: URL,
+        format: FeedFormat?,
+        pageSize: Int? = nil,
+        pexelsPaging: PexelsPaging = .pageNumbers,
+        authorization: AuthorizationSource? = nil,
+        timeout: Double = 15,
+        retry: RetryPolicy = .standard,
+        displaySize: DisplaySize = .portraitFullHD,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
+        self.url = url
+        self.format = format
+        self.pageSize = pageSize.map { max(1, $0) }
+        self.pexelsPaging = pexelsPaging
+        self.authorization = authorization
+        self.timeout = timeout
+        self.retry = retry
+        self.displaySize = displaySize
+        self.environment = environment
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = Self.backstopTimeout(timeout)
+        configuration.timeoutIntervalForResource = max(timeout * 4, 60)
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        session = URLSession(configuration: configuration, delegate: CrossOriginRedirectGuard(), delegateQueue: nil)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    /// Loads the page at `cursor` (`nil`: the first page).
+    public func loadPage(at cursor: FeedCursor?) async throws -> FeedPage {
+        guard Self.isHTTP(url) else { throw FeedError.unsupportedSource(RedactedURL.string(url)) }
+        guard let pageURL = try pageURL(for: cursor) else { return .end }
+        var request = URLRequest(
+            url: pageURL, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: Self.backstopTimeout(timeout))
+        request.httpMethod = "GET"
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if let authorization, RedactedURL.sameOrigin(pageURL, url) {
+            let value = try authorization.headerValue(environment: environment)
+            request.setValue(value, forHTTPHeaderField: "Authorization")
+        }
+        let data = try await HTTPFetcher(session: session, retry: retry, timeout: timeout).fetch(request)
+        let parser = FeedDocumentParser(
+            format: format, baseURL: pageURL, displaySize: displaySize, listedAt: Date(),
+            sourceName: RedactedURL.string(pageURL))
+        let document = try parser.parse(data)
+        return FeedPage(
+            items: document.items, skipped: document.skipped, nextCursor: nextCursor(after: document, at: cursor))
+    }
+
+    /// URLSession's own timeout, whole seconds and above ``timeout``: a backstop to ``HTTPFetcher``'s precise one.
+    private static func backstopTimeout(_ timeout: Double) -> Double {
+        (max(timeout, 0) + 1).rounded(.up)
+    }
+
+    static func isHTTP(_ url: URL) -> Bool {
+        let scheme = url.scheme?.lowercased()
+        return (scheme == "http" || scheme == "https") && url.host != nil
+    }
+}

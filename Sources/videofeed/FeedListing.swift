@@ -1,0 +1,52 @@
+import Feed
+import Foundation
+
+/// What `videofeed feed` prints: the items of a feed as an aligned table or a JSON manifest, and on the side the
+/// warnings and skipped entries met while loading.
+struct FeedListing: Sendable {
+    let loader: any FeedLoader
+    let limit: Int?
+    let json: Bool
+
+    struct Output: Sendable {
+        /// For stdout.
+        var text: String
+        /// For stderr, one line each.
+        var diagnostics: [String]
+    }
+
+    /// Loads as many pages as `limit` needs (all without a limit) and formats them.
+    func render() async throws -> Output {
+        let feed = Feed(loader: loader, prefetchDistance: 0)
+        try await feed.load(atLeast: limit ?? Int.max)
+        var items = await feed.items
+        if let limit { items = Array(items.prefix(limit)) }
+        var diagnostics = await feed.warnings.map { "warning: \($0)" }
+        diagnostics += await feed.skipped.map { "skipped: \($0)" }
+        let duplicates = await feed.duplicateCount
+        if duplicates > 0 { diagnostics.append("skipped: \(duplicates) items repeated on later pages") }
+        return Output(text: try json ? Self.json(items) : Self.table(items), diagnostics: diagnostics)
+    }
+
+    static func json(_ items: [FeedItem]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(items), as: UTF8.self) + "\n"
+    }
+
+    /// Three left-aligned columns separated by two spaces; dates in UTC, local sources as paths.
+    static func table(_ items: [FeedItem]) -> String {
+        let rows = [["PUBLIC_ID", "CREATED_AT", "SOURCE"]] + items.map { item in
+            [
+                item.publicID,
+                item.createdAt.formatted(Date.ISO8601FormatStyle()),
+                item.source.isFileURL ? item.source.path : item.source.absoluteString,
+            ]
+        }
+        let widths = (0..<2).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            row[0].padding(toLength: widths[0], withPad: " ", startingAt: 0) + "  "
+                + row[1].padding(toLength: widths[1], withPad: " ", startingAt: 0) + "  " + row[2]
+        }.joined(separator: "\n") + "\n"
+    }
+}
