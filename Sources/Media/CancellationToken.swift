@@ -8,6 +8,7 @@ import Synchronization
 public final class CancellationToken: Sendable {
     private let flag = Atomic<Bool>(false)
 
+    /// A token that is not cancelled.
     public init() {}
 
     /// Requests cancellation. Safe from any thread, any number of times.

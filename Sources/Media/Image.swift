@@ -55,8 +55,11 @@ public enum PixelFormat: String, Sendable, Equatable, Hashable, Codable, CaseIte
 /// A converted picture in memory: tightly packed rows, planes one after another, no padding.
 /// A value type, `Sendable`: safe to hand to any thread or keep in a cache.
 public struct Image: Sendable, Equatable {
+    /// Width in pixels.
     public let width: Int
+    /// Height in pixels.
     public let height: Int
+    /// Layout of ``bytes``.
     public let pixelFormat: PixelFormat
     /// The pixels; `pixelFormat.byteCount(width:height:)` bytes.
     public let bytes: [UInt8]
@@ -71,6 +74,7 @@ public struct Image: Sendable, Equatable {
         self.bytes = bytes
     }
 
+    /// Width and height.
     public var size: Size { Size(width: width, height: height) }
 
     /// The components of the pixel at (x, y) of the first plane: R,G,B(,A) / B,G,R,A / Y.

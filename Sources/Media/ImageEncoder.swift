@@ -2,7 +2,14 @@ internal import CFFmpeg
 
 /// Image file formats ``ImageEncoder`` writes.
 public enum ImageFormat: String, Sendable, Equatable, CaseIterable, Codable {
-    case png, jpeg, webp, ppm
+    /// Lossless, through libavcodec's `png` encoder.
+    case png
+    /// Lossy, through libavcodec's `mjpeg` encoder (full-range YUV 4:2:0).
+    case jpeg
+    /// Lossy, through libavcodec's `libwebp` encoder.
+    case webp
+    /// Netpbm P6 (RGB) or P5 (gray), written directly.
+    case ppm
 
     /// The usual file extension (`png`, `jpg`, `webp`, `ppm`).
     public var fileExtension: String { self == .jpeg ? "jpg" : rawValue }
@@ -25,10 +32,12 @@ public enum ImageFormat: String, Sendable, Equatable, CaseIterable, Codable {
 /// RGB or gray for PPM). The corresponding FFmpeg functions are `avcodec_send_frame` and `avcodec_receive_packet`
 /// with the `png`, `mjpeg` and `libwebp` encoders. A value type; each call is independent and thread-safe.
 public struct ImageEncoder: Sendable {
+    /// The file format written.
     public let format: ImageFormat
     /// Quality 1 (smallest) – 100 (best) for JPEG and WebP; ignored by PNG and PPM.
     public let quality: Int
 
+    /// An encoder for `format`; `quality` is clamped to 1…100.
     public init(format: ImageFormat, quality: Int = 90) {
         self.format = format
         self.quality = min(100, max(1, quality))

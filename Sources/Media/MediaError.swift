@@ -47,6 +47,7 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The negative FFmpeg error code, when the failure came from FFmpeg.
     public let code: Int32?
 
+    /// Creates an error; Media builds most of them from FFmpeg's return codes.
     public init(_ kind: Kind, operation: String, item: String, message: String, code: Int32? = nil) {
         self.kind = kind
         self.operation = operation

@@ -26,14 +26,28 @@ public struct MediaInfo: Sendable, Equatable, Codable {
 
 /// The type of a stream's payload.
 public enum StreamKind: String, Sendable, Equatable, Codable {
-    case video, audio, subtitle, data, attachment, unknown
+    /// Pictures, including cover pictures (see ``StreamInfo/isAttachedPicture``).
+    case video
+    /// Sound.
+    case audio
+    /// Subtitles or captions.
+    case subtitle
+    /// Timed metadata or other data.
+    case data
+    /// Files attached to the container (fonts in Matroska).
+    case attachment
+    /// Anything FFmpeg does not classify.
+    case unknown
 }
 
 /// A frame rate or time base as a fraction, kept exact.
 public struct Rational: Sendable, Equatable, Hashable, Codable, CustomStringConvertible {
+    /// The numerator.
     public var numerator: Int
+    /// The denominator.
     public var denominator: Int
 
+    /// The fraction `numerator/denominator`, kept as given (not reduced).
     public init(_ numerator: Int, _ denominator: Int) {
         self.numerator = numerator
         self.denominator = denominator
@@ -53,11 +67,13 @@ public struct Rational: Sendable, Equatable, Hashable, Codable, CustomStringConv
 public struct StreamInfo: Sendable, Equatable, Codable {
     /// Index of the stream in the container.
     public var index: Int
+    /// What the stream carries.
     public var kind: StreamKind
     /// FFmpeg's codec name, e.g. `"h264"`, `"hevc"`, `"vp9"`, `"mjpeg"`.
     public var codec: String
     /// Stored (coded) width and height in pixels; 0 for non-video streams.
     public var width: Int
+    /// See ``width``.
     public var height: Int
     /// FFmpeg's pixel format name, e.g. `"yuv420p"`, `"yuv420p10le"`; nil when unknown or not video.
     public var pixelFormat: String?
@@ -89,6 +105,7 @@ public struct StreamInfo: Sendable, Equatable, Codable {
     public var frameCount: Int?
     /// Audio sample rate and channel count; 0 for non-audio streams.
     public var sampleRate: Int
+    /// See ``sampleRate``.
     public var channels: Int
 
     /// Rotation in degrees clockwise (0, 90, 180, 270) a player applies, after mirroring when ``mirrored``.
@@ -108,9 +125,12 @@ public struct StreamInfo: Sendable, Equatable, Codable {
 
 /// A width and a height in pixels.
 public struct Size: Sendable, Equatable, Hashable, Codable, CustomStringConvertible {
+    /// Width in pixels.
     public var width: Int
+    /// Height in pixels.
     public var height: Int
 
+    /// A size of `width`×`height` pixels.
     public init(width: Int, height: Int) {
         self.width = width
         self.height = height

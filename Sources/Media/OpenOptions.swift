@@ -13,5 +13,6 @@ public struct OpenOptions: Sendable, Equatable {
     /// Largest accepted width or height of a video stream.
     public var maxDimension: Int = 16384
 
+    /// The defaults described on each property.
     public init() {}
 }

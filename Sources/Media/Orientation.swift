@@ -9,6 +9,7 @@ public struct Orientation: Sendable, Equatable, Hashable, Codable {
     /// Whether the picture is mirrored horizontally before the rotation.
     public var mirrored: Bool
 
+    /// An orientation of `rotation` degrees clockwise (a multiple of 90, any sign), after an optional mirror.
     public init(rotation: Int = 0, mirrored: Bool = false) {
         let r = ((rotation % 360) + 360) % 360
         precondition(r % 90 == 0, "Orientation supports multiples of 90 degrees")

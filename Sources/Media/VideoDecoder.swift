@@ -21,6 +21,7 @@ public struct DecoderOptions: Sendable, Equatable {
     /// Which stream to decode.
     public var stream: StreamSelection = .primary
 
+    /// Options with the defaults described on each property.
     public init(threadCount: Int = ProcessInfo.processInfo.activeProcessorCount, keyframesOnly: Bool = false,
                 stream: StreamSelection = .primary) {
         self.threadCount = threadCount

@@ -43,7 +43,9 @@ public final class VideoFrame {
 
     /// Width and height of the stored picture.
     public var width: Int { Int(frame.pointee.width) }
+    /// See ``width``.
     public var height: Int { Int(frame.pointee.height) }
+    /// ``width`` and ``height`` together.
     public var size: Size { Size(width: width, height: height) }
 
     /// FFmpeg's name of the frame's pixel format, e.g. `"yuv420p"`.

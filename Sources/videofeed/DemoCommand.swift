@@ -1,4 +1,5 @@
 import ArgumentParser
+import Feed
 import Foundation
 import Media
 
@@ -8,24 +9,25 @@ struct DemoCommand: ParsableCommand {
         commandName: "demo",
         abstract: "Probe every item of a feed manifest and dump its frames into a folder.",
         discussion: """
-        For each item of the feed (default: Fixtures/feed.json) writes OUT/<public_id>.json (probe), \
+        For each item of the feed (default: the bundled feed, Fixtures/feed.json) writes OUT/<public_id>.json (probe), \
         OUT/<public_id>.framemd5 (hashes of every decoded frame) and OUT/<public_id>.png (its first frame, upright, \
         fitted in 360x640). A failing item is reported and the others go on; the exit status is non-zero if any failed.
         """
     )
 
-    @Option(name: .long, help: "The feed manifest: a JSON array of {\"public_id\", \"created_at\", \"url\"}.")
-    var feed: String = "Fixtures/feed.json"
+    @Option(name: .long, help: "A feed manifest file or a folder of media (default: the bundled feed).")
+    var feed: String?
 
     @Option(name: .long, help: "Output folder.")
     var out: String = "demo-out"
 
     func run() throws {
         let items: [DemoItem]
-        do {
-            items = try DemoItem.load(manifest: feed)
-        } catch {
-            Console.error("\(feed): cannot read the feed: \(error)")
+        let source = feed
+        switch BlockingTask.run({ try await DemoItem.load(source) }) {
+        case .success(let loaded): items = loaded
+        case .failure(let error):
+            Console.error("\(feed ?? "bundled feed"): cannot read the feed: \(error)")
             throw ExitCode(1)
         }
         var failures = 0
@@ -49,9 +51,11 @@ struct DemoCommand: ParsableCommand {
                 _ = try FrameDumper.run(png)
                 let video = info.primaryVideoStream
                 let shown = video.map { "\($0.displaySize)" } ?? "-"
-                Console.out(String(format: "%-28@ %-6@ %-10@ %5d frames  %@\n",
-                                   item.publicID as NSString, (video?.codec ?? "-") as NSString,
-                                   shown as NSString, frames, item.createdAt as NSString))
+                func pad(_ text: String, _ width: Int) -> String {
+                    text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+                }
+                Console.out(pad(item.publicID, 28) + pad(video?.codec ?? "-", 7) + pad(shown, 10)
+                            + String(format: "%5d frames  ", frames) + item.createdAt + "\n")
             } catch {
                 failures += 1
                 Console.error("\(item.publicID): \(Console.describe(error))")
@@ -63,22 +67,27 @@ struct DemoCommand: ParsableCommand {
     }
 }
 
-/// One entry of the bundled manifest, as the demo needs it.
-struct DemoItem {
+/// One feed item, as the demo needs it.
+struct DemoItem: Sendable {
     var publicID: String
     var createdAt: String
     var path: String
 
-    static func load(manifest: String) throws -> [DemoItem] {
-        let data = try Data(contentsOf: URL(fileURLWithPath: manifest))
-        guard let array = try JSONSerialization.jsonObject(with: data) as? [[String: Any]] else {
-            throw ValidationError("not a JSON array of objects")
+    /// Every item of a manifest, a media folder, or (nil) the bundled feed, through the Feed module's loaders.
+    static func load(_ source: String?) async throws -> [DemoItem] {
+        var isFolder: ObjCBool = false
+        let loader: any FeedLoader = switch source {
+        case nil: BundledFeedLoader()
+        case let path? where FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue:
+            DirectoryFeedLoader(root: URL(fileURLWithPath: path))
+        case let path?: ManifestFeedLoader(file: URL(fileURLWithPath: path))
         }
-        let folder = (manifest as NSString).deletingLastPathComponent
-        return array.compactMap { entry in
-            guard let id = entry["public_id"] as? String, let url = entry["url"] as? String else { return nil }
-            let path = url.contains("://") || url.hasPrefix("/") ? url : (folder as NSString).appendingPathComponent(url)
-            return DemoItem(publicID: id, createdAt: entry["created_at"] as? String ?? "", path: path)
+        let page = try await loader.loadAll()
+        for skipped in page.skipped { Console.error("skipped feed entry: \(skipped)") }
+        let iso = ISO8601DateFormatter()
+        return page.items.map { item in
+            DemoItem(publicID: item.publicID, createdAt: iso.string(from: item.createdAt),
+                     path: item.source.isFileURL ? item.source.path : item.source.absoluteString)
         }
     }
 }

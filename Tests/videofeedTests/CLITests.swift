@@ -114,3 +114,41 @@ import Testing
         #expect(try run(cli, ["dump", "--format", "gif", TestFixtures.media("hevc.mp4")]).status != 0)
     }
 }
+
+/// `videofeed demo`, what `make demo` runs.
+@Suite struct DemoCommandTests {
+    @Test("demo probes and dumps every item of the bundled feed")
+    func bundledFeed() throws {
+        let folder = try TestFixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try run(TestFixtures.cli, ["demo", "--out", folder.path], in: TestFixtures.root)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("15 items, 0 failed"))
+        let written = folder.appendingPathComponent("fixtures")
+        for name in ["h264_portrait", "rotate90", "cover", "image_png", "animated"] {
+            for suffix in [".json", ".framemd5", "-000001.png"] {
+                #expect(FileManager.default.fileExists(atPath: written.appendingPathComponent(name + suffix).path))
+            }
+        }
+        let md5 = try String(contentsOf: written.appendingPathComponent("vfr.framemd5"), encoding: .utf8)
+        #expect(md5 == (try TestFixtures.golden("vfr.mp4")))
+    }
+
+    @Test("a failing item is reported and the others go on")
+    func failingItem() throws {
+        let folder = try TestFixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let manifest = folder.appendingPathComponent("feed.json")
+        try Data("""
+        [{"public_id": "good", "created_at": "2026-01-02T00:00:00Z", "url": "\(TestFixtures.media("hevc.mp4"))"},
+         {"public_id": "bad", "created_at": "2026-01-01T00:00:00Z", "url": "\(TestFixtures.bad("truncated.mp4"))"}]
+        """.utf8).write(to: manifest)
+        let out = folder.appendingPathComponent("out")
+        let result = try run(TestFixtures.cli, ["demo", "--feed", manifest.path, "--out", out.path])
+        #expect(result.status != 0)
+        #expect(result.stdout.contains("2 items, 1 failed"))
+        #expect(result.stderr.contains("bad") && result.stderr.contains("moov atom not found"))
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("good.framemd5").path))
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("bad.json").path))
+    }
+}
