@@ -2,8 +2,7 @@ import Foundation
 
 /// Python's `http.server` serving a folder on 127.0.0.1 on a free port, for tests that open media over HTTP.
 /// Stopped on deinit.
-public final class StaticHTTPServer: @unchecked Sendable {
-    // @unchecked: `process` is set once in init and only read after; Process itself is thread-safe to terminate.
+public final class StaticHTTPServer {
     private let process: Process
     /// The port it listens on.
     public let port: Int
