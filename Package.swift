@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Media", targets: ["Media"]),
         .library(name: "Feed", targets: ["Feed"]),
+        .library(name: "Prefetch", targets: ["Prefetch"]),
         .executable(name: "videofeed", targets: ["videofeed"]),
     ],
     dependencies: [
@@ -23,6 +24,7 @@ let package = Package(
         ),
         .target(name: "Media", dependencies: ["CFFmpeg"]),
         .target(name: "Feed"),
+        .target(name: "Prefetch"),
         .executableTarget(
             name: "videofeed",
             dependencies: [
@@ -38,6 +40,7 @@ let package = Package(
             dependencies: ["Feed"],
             exclude: ["Samples", "feed_server.py"]
         ),
+        .testTarget(name: "PrefetchTests", dependencies: ["Prefetch"]),
         .testTarget(name: "videofeedTests", dependencies: ["videofeed", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

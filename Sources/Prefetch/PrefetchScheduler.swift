@@ -1,0 +1,385 @@
+import Dispatch
+import Foundation
+
+/// Runs a ``PrefetchPolicy`` against a ``PrefetchPreparer`` on Dispatch, within a memory budget.
+///
+/// One serial control queue owns every slot, job and counter; `@unchecked Sendable` is safe because all mutable state
+/// is only touched on `control` (the public methods hop onto it). Work runs on `workers` serial lanes (one job per
+/// lane at a time, highest priority first). Each item has at most one job: a new request for an item merges into it.
+/// When an item leaves the wanted set its queued job never runs and its running job's ``WorkToken`` is cancelled;
+/// its frames and handle are released. Decoded bytes across all slots never exceed the budget: a delivery that would
+/// go over first evicts frames worth less — buffered frames before first frames, the farthest slot's first — and is
+/// dropped if that is not enough (see `evict`).
+public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sendable {
+    public typealias Frame = Preparer.Frame
+
+    /// The engine doing the work.
+    public let preparer: Preparer
+    /// Maximum decoded bytes held across slots.
+    public let budget: Int
+    /// Number of worker lanes.
+    public let workerCount: Int
+
+    private let control = DispatchQueue(label: "videofeed.prefetch.control")
+    private let lanes: [DispatchQueue]
+    private var laneBusy: [Bool]
+    private var policy: any PrefetchPolicy
+    private var feedLength: Int
+    private let wraps: Bool
+    private var current = 0
+    private var slots: [Int: Slot] = [:]
+    private var tally = PrefetchCounters()
+    private var idleWaiters: [@Sendable () -> Void] = []
+    private var eventHandler: (@Sendable (PrefetchEvent) -> Void)?
+
+    private final class Slot {
+        let index: Int
+        var wanted: PrefetchRequest?
+        var stage: PrefetchStage?
+        var first: Frame?
+        var firstBytes = 0
+        var buffer: [(frame: Frame, bytes: Int, duration: Double)] = []
+        var handle: Preparer.Handle?
+        var job: Job?
+        var failure: String?
+        /// Set when the budget evicted this slot: do not refill it until the current item changes.
+        var starved = false
+        init(index: Int) { self.index = index }
+        var bytes: Int { firstBytes + buffer.reduce(0) { $0 + $1.bytes } }
+        var bufferedSeconds: Double { buffer.reduce(0) { $0 + $1.duration } }
+    }
+
+    /// `running` and `lane` are only touched on the control queue; `token` is itself thread-safe.
+    private final class Job: @unchecked Sendable {
+        let token = WorkToken()
+        var running = false
+        var lane = -1
+    }
+
+    /// - Parameters:
+    ///   - preparer: does the work.
+    ///   - policy: decides the wanted set.
+    ///   - feedLength: number of items (update with ``setFeedLength(_:)``).
+    ///   - wraps: whether the feed wraps around.
+    ///   - workers: concurrent jobs (default: active cores).
+    ///   - budget: maximum decoded bytes held across slots.
+    public init(preparer: Preparer, policy: any PrefetchPolicy, feedLength: Int, wraps: Bool = false,
+                workers: Int = ProcessInfo.processInfo.activeProcessorCount, budget: Int) {
+        self.preparer = preparer
+        self.policy = policy
+        self.feedLength = feedLength
+        self.wraps = wraps
+        self.workerCount = max(1, workers)
+        self.budget = budget
+        self.lanes = (0..<max(1, workers)).map { DispatchQueue(label: "videofeed.prefetch.worker\($0)") }
+        self.laneBusy = Array(repeating: false, count: max(1, workers))
+    }
+
+    /// Receives every ``PrefetchEvent``, on the control queue: return quickly.
+    public func setEventHandler(_ handler: (@Sendable (PrefetchEvent) -> Void)?) {
+        control.sync { eventHandler = handler }
+    }
+
+    /// Replaces the policy; the wanted set is recomputed at the next ``update(current:history:now:)``.
+    public func setPolicy(_ policy: any PrefetchPolicy) { control.sync { self.policy = policy } }
+
+    /// Sets the number of items (a feed that grew by paging).
+    public func setFeedLength(_ length: Int) { control.sync { feedLength = length } }
+
+    /// Applies the policy for a new current item and history: cancels and releases what left the wanted set, queues
+    /// or retargets the rest, starts work. Returns the wanted set.
+    @discardableResult
+    public func update(current: Int, history: [Swipe] = [], now: Double = 0) -> [PrefetchRequest] {
+        control.sync {
+            let changed = current != self.current
+            self.current = current
+            let context = PrefetchContext(current: current, feedLength: feedLength, wraps: wraps, history: history, now: now)
+            let wanted = policy.wanted(in: context)
+            let byIndex = Dictionary(wanted.map { ($0.index, $0) }, uniquingKeysWith: { a, _ in a })
+            for (index, slot) in slots where byIndex[index] == nil { release(slot, index: index) }
+            for request in wanted {
+                let slot = slots[request.index] ?? { let s = Slot(index: request.index); slots[request.index] = s; return s }()
+                slot.wanted = request
+                if changed { slot.starved = false }
+                trimToTarget(slot)
+                schedule(slot)
+            }
+            pump()
+            return wanted
+        }
+    }
+
+    /// A copy of item `index`'s state (nil when the item is not in the wanted set).
+    public func snapshot(_ index: Int) -> SlotSnapshot<Frame>? {
+        control.sync {
+            guard let s = slots[index] else { return nil }
+            return SlotSnapshot(index: index, stage: s.stage, firstFrame: s.first, bufferedFrames: s.buffer.count,
+                                bufferedSeconds: s.bufferedSeconds, failure: s.failure, busy: s.job != nil)
+        }
+    }
+
+    /// Indexes currently held (the wanted set plus slots whose cancelled job has not yet returned).
+    public var slotIndexes: [Int] { control.sync { slots.keys.sorted() } }
+
+    /// The counters, with exact byte accounting.
+    public var counters: PrefetchCounters { control.sync { tally } }
+
+    /// Takes the next buffered frame of item `index` (after its first frame) for playback, releasing its bytes and
+    /// queueing a top-up of the buffer. Nil when none is buffered yet.
+    public func takeBufferedFrame(_ index: Int) -> Frame? {
+        control.sync {
+            guard let s = slots[index], !s.buffer.isEmpty else { return nil }
+            let taken = s.buffer.removeFirst()
+            tally.decodedBytes -= taken.bytes
+            schedule(s)
+            pump()
+            return taken.frame
+        }
+    }
+
+    /// Runs `body` (on the control queue) once no job is queued or running.
+    public func whenIdle(_ body: @escaping @Sendable () -> Void) {
+        control.async {
+            if self.isIdle { body() } else { self.idleWaiters.append(body) }
+        }
+    }
+
+    /// Blocks until no job is queued or running, or `timeout` seconds pass. Returns whether it became idle.
+    @discardableResult
+    public func waitUntilIdle(timeout: Double) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        whenIdle { done.signal() }
+        return done.wait(timeout: .now() + timeout) == .success
+    }
+
+    /// Cancels every job and releases every slot.
+    public func shutdown() {
+        control.sync {
+            for (index, slot) in slots { release(slot, index: index) }
+            pump()
+        }
+    }
+
+    // MARK: - Control queue only
+
+    private var isIdle: Bool { !slots.values.contains { $0.job != nil } }
+
+    private func emit(_ event: PrefetchEvent) { eventHandler?(event) }
+
+    private func distance(_ index: Int) -> Int {
+        let d = abs(index - current)
+        return wraps && feedLength > 0 ? min(d, feedLength - d) : d
+    }
+
+    /// Whether the slot still needs work for its wanted stage.
+    private func needsWork(_ s: Slot) -> Bool {
+        guard let wanted = s.wanted, s.failure == nil, !s.starved else { return false }
+        switch wanted.stage {
+        case .probed: return s.stage == nil
+        case .firstFrame: return s.first == nil
+        case .buffered(let seconds): return s.first == nil || s.bufferedSeconds < seconds
+        }
+    }
+
+    /// Queues a job for the slot if it needs one and has none (a request for an item with a job merges into it).
+    private func schedule(_ s: Slot) {
+        if s.job != nil {
+            if needsWork(s) { tally.merged += 1 }
+            return
+        }
+        guard needsWork(s) else { return }
+        s.job = Job()
+    }
+
+    /// Drops what a lowered target no longer needs (the current item became a neighbour, a neighbour moved away).
+    private func trimToTarget(_ s: Slot) {
+        guard let wanted = s.wanted else { return }
+        switch wanted.stage {
+        case .probed:
+            drop(s, firstToo: true)
+        case .firstFrame:
+            drop(s, firstToo: false)
+        case .buffered(let seconds):
+            while let last = s.buffer.last, s.bufferedSeconds - last.duration >= seconds {
+                s.buffer.removeLast()
+                tally.decodedBytes -= last.bytes
+                tally.framesDropped += 1
+            }
+        }
+    }
+
+    /// Releases a slot that left the wanted set: cancels its job, drops frames and handle.
+    private func release(_ s: Slot, index: Int) {
+        if s.wanted == nil { return }  // already released; its cancelled job has not returned yet
+        s.wanted = nil
+        if let job = s.job {
+            if job.running {
+                tally.cancelledWhileRunning += 1
+                job.token.cancel()
+                emit(.cancelled(index: index, running: true))
+            } else {
+                tally.cancelledBeforeStart += 1
+                s.job = nil
+                emit(.cancelled(index: index, running: false))
+            }
+        }
+        drop(s, firstToo: true)
+        s.handle = nil
+        if s.job == nil { slots[index] = nil }
+    }
+
+    private func drop(_ s: Slot, firstToo: Bool) {
+        tally.decodedBytes -= s.buffer.reduce(0) { $0 + $1.bytes }
+        tally.framesDropped += s.buffer.count
+        s.buffer.removeAll()
+        if firstToo, s.first != nil {
+            tally.decodedBytes -= s.firstBytes
+            tally.framesDropped += 1
+            s.first = nil
+            s.firstBytes = 0
+            if let stage = s.stage, stage > .probed { s.stage = .probed }
+        }
+    }
+
+    /// Starts queued jobs on free lanes, most urgent first.
+    private func pump() {
+        while let lane = laneBusy.firstIndex(of: false) {
+            let queued = slots.values.filter { $0.job != nil && !($0.job!.running) }
+            guard let next = queued.max(by: { ($0.wanted?.priority ?? 0, -$0.index) < ($1.wanted?.priority ?? 0, -$1.index) }),
+                  let job = next.job, let wanted = next.wanted else { break }
+            job.running = true
+            job.lane = lane
+            laneBusy[lane] = true
+            tally.jobsStarted += 1
+            emit(.started(index: next.index, target: wanted.stage))
+            start(next, job: job, target: wanted.stage, lane: lane)
+        }
+        if isIdle, !idleWaiters.isEmpty {
+            let waiters = idleWaiters
+            idleWaiters = []
+            for w in waiters { w() }
+        }
+    }
+
+    private func start(_ s: Slot, job: Job, target: PrefetchStage, lane: Int) {
+        let index = s.index
+        let handle = s.handle
+        s.handle = nil
+        let preparerJob = PrefetchJob<Frame>(
+            index: index, target: target, startStage: s.stage, token: job.token,
+            deliver: { [unowned self] frame in self.control.sync { self.deliver(frame, to: index, job: job) } },
+            reached: { [unowned self] stage in self.control.sync { self.reach(stage, index: index, job: job) } })
+        let preparer = self.preparer
+        lanes[lane].async { [self] in
+            let result: Result<Preparer.Handle, any Error>
+            if job.token.isCancelled {
+                result = .failure(CancellationError())
+            } else {
+                result = Result { try preparer.prepare(preparerJob, from: handle) }
+            }
+            control.async { self.finish(index: index, job: job, result: result) }
+        }
+    }
+
+    private func reach(_ stage: PrefetchStage, index: Int, job: Job) -> Bool {
+        guard let s = slots[index], s.job === job, s.wanted != nil else { return false }
+        if s.stage == nil || stage > s.stage! {
+            s.stage = stage
+            emit(.reached(index: index, stage: stage))
+        }
+        return needsWork(s)
+    }
+
+    private func deliver(_ frame: Frame, to index: Int, job: Job) -> Bool {
+        let bytes = preparer.byteCount(of: frame)
+        guard let s = slots[index], s.job === job, s.wanted != nil, needsWork(s) else {
+            tally.framesDropped += 1
+            return false
+        }
+        if tally.decodedBytes + bytes > budget { evict(toFit: bytes, for: s, incomingIsFirst: s.first == nil) }
+        guard tally.decodedBytes + bytes <= budget else {
+            tally.framesDropped += 1
+            s.starved = true
+            return false
+        }
+        tally.decodedBytes += bytes
+        tally.peakDecodedBytes = max(tally.peakDecodedBytes, tally.decodedBytes)
+        tally.framesDelivered += 1
+        if s.first == nil {
+            s.first = frame
+            s.firstBytes = bytes
+            s.stage = .firstFrame
+            emit(.reached(index: index, stage: .firstFrame))
+        } else {
+            s.buffer.append((frame, bytes, preparer.duration(of: frame)))
+            if case .buffered(let target)? = s.wanted?.stage, s.bufferedSeconds >= target {
+                if s.stage.map({ $0 < .buffered(seconds: target) }) ?? true {
+                    s.stage = .buffered(seconds: target)
+                    emit(.reached(index: index, stage: .buffered(seconds: target)))
+                }
+            }
+        }
+        return needsWork(s)
+    }
+
+    /// Makes room for an incoming frame by dropping frames worth less than it. A first frame is worth more than any
+    /// buffered frame, and among frames of one kind a nearer slot's are worth more; so an incoming first frame may
+    /// evict every slot's buffered frames and farther slots' first frames, an incoming buffered frame only farther
+    /// slots' buffered frames. Victims go farthest slot first, newest frame first.
+    private func evict(toFit bytes: Int, for s: Slot, incomingIsFirst: Bool) {
+        let mine = distance(s.index)
+        func over() -> Bool { tally.decodedBytes + bytes > budget }
+        let others = slots.values.filter { $0 !== s }.sorted { distance($0.index) > distance($1.index) }
+        var freedBySlot: [Int: (frames: Int, bytes: Int)] = [:]
+        func note(_ v: Slot, _ b: Int) {
+            let old = freedBySlot[v.index] ?? (0, 0)
+            freedBySlot[v.index] = (old.frames + 1, old.bytes + b)
+            v.starved = true
+            if let job = v.job, job.running { job.token.cancel() }
+        }
+        for v in others where incomingIsFirst || distance(v.index) > mine {
+            while over(), let last = v.buffer.popLast() {
+                tally.decodedBytes -= last.bytes
+                note(v, last.bytes)
+            }
+        }
+        if incomingIsFirst {
+            for v in others where distance(v.index) > mine && v.first != nil && over() {
+                tally.decodedBytes -= v.firstBytes
+                note(v, v.firstBytes)
+                v.first = nil
+                v.firstBytes = 0
+                v.stage = .probed
+            }
+        }
+        for (index, freed) in freedBySlot.sorted(by: { $0.key < $1.key }) {
+            tally.framesDropped += freed.frames
+            emit(.evicted(index: index, frames: freed.frames, bytes: freed.bytes))
+        }
+    }
+
+    private func finish(index: Int, job: Job, result: Result<Preparer.Handle, any Error>) {
+        laneBusy[job.lane] = false
+        if let s = slots[index], s.job === job {
+            s.job = nil
+            switch result {
+            case .success(let handle):
+                if s.wanted != nil { s.handle = handle }
+            case .failure(let error):
+                if !job.token.isCancelled, !(error is CancellationError) {
+                    s.failure = String(describing: error)
+                    tally.failures += 1
+                    emit(.failed(index: index, message: s.failure!))
+                }
+            }
+            if s.wanted == nil {
+                drop(s, firstToo: true)
+                s.handle = nil
+                slots[index] = nil
+            } else {
+                schedule(s)
+            }
+        }
+        pump()
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Prefetch
+import Synchronization
+
+/// A frame the mock "decodes": which item, which frame, how big.
+struct MockFrame: Sendable, Equatable {
+    var index: Int
+    var number: Int
+    var bytes: Int
+}
+
+/// A controllable preparer: per-item frame sizes and durations, items that fail, an optional gate that holds every
+/// job before its first frame until the test opens it, and a record of what ran.
+final class MockPreparer: PrefetchPreparer {
+    struct Log: Sendable {
+        var started: [Int] = []
+        var finished: [Int] = []
+        var sawCancel: [Int] = []
+        var maxConcurrent = 0
+        var running = 0
+    }
+
+    let frameBytes: Int
+    let frameDuration: Double
+    let failing: Set<Int>
+    let framesPerItem: Int
+    let gate: DispatchSemaphore?
+    let log = Mutex(Log())
+
+    init(frameBytes: Int = 100, frameDuration: Double = 0.25, failing: Set<Int> = [], framesPerItem: Int = 1000,
+         gated: Bool = false) {
+        self.frameBytes = frameBytes
+        self.frameDuration = frameDuration
+        self.failing = failing
+        self.framesPerItem = framesPerItem
+        self.gate = gated ? DispatchSemaphore(value: 0) : nil
+    }
+
+    /// Lets `n` gated jobs through.
+    func open(_ n: Int = 1000) { for _ in 0..<n { gate?.signal() } }
+
+    struct Failure: Error, CustomStringConvertible {
+        var index: Int
+        var description: String { "item \(index) is corrupt" }
+    }
+
+    func prepare(_ job: PrefetchJob<MockFrame>, from handle: Int?) throws -> Int {
+        log.withLock {
+            $0.started.append(job.index)
+            $0.running += 1
+            $0.maxConcurrent = max($0.maxConcurrent, $0.running)
+        }
+        defer {
+            let cancelled = job.token.isCancelled
+            log.withLock {
+                $0.running -= 1
+                $0.finished.append(job.index)
+                if cancelled && !$0.sawCancel.contains(job.index) { $0.sawCancel.append(job.index) }
+            }
+        }
+        if let gate {
+            while gate.wait(timeout: .now() + 0.01) == .timedOut {
+                if job.token.isCancelled { return handle ?? 0 }
+            }
+        }
+        if failing.contains(job.index) { throw Failure(index: job.index) }
+        var produced = handle ?? 0
+        if handle == nil, !job.reached(.probed) { return produced }
+        while produced < framesPerItem {
+            if job.token.isCancelled { return produced }
+            let more = job.deliver(MockFrame(index: job.index, number: produced, bytes: frameBytes))
+            produced += 1
+            if !more { break }
+        }
+        return produced
+    }
+
+    func byteCount(of frame: MockFrame) -> Int { frame.bytes }
+    func duration(of frame: MockFrame) -> Double { frameDuration }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Prefetch
+import Synchronization
+import Testing
+
+@Suite struct SchedulerTests {
+    func scheduler(_ preparer: MockPreparer, policy: any PrefetchPolicy = .window(), length: Int = 20,
+                   workers: Int = 2, budget: Int = 1_000_000) -> PrefetchScheduler<MockPreparer> {
+        PrefetchScheduler(preparer: preparer, policy: policy, feedLength: length, workers: workers, budget: budget)
+    }
+
+    @Test("the window fills: neighbours at first frame, current buffered 1 s")
+    func fills() throws {
+        let preparer = MockPreparer(frameDuration: 0.25)
+        let s = scheduler(preparer)
+        s.update(current: 5)
+        #expect(s.waitUntilIdle(timeout: 10))
+        #expect(s.slotIndexes == [3, 4, 5, 6, 7])
+        for i in [3, 4, 6, 7] {
+            let snap = try #require(s.snapshot(i))
+            #expect(snap.stage == .firstFrame && snap.firstFrame?.index == i && snap.bufferedFrames == 0)
+        }
+        let current = try #require(s.snapshot(5))
+        #expect(current.stage == .buffered(seconds: 1))
+        #expect(current.bufferedSeconds >= 1)
+        #expect(s.counters.decodedBytes == (4 + 1 + current.bufferedFrames) * 100)
+        #expect(preparer.log.withLock { $0.maxConcurrent } <= 2)
+    }
+
+    @Test("moving releases what left the window: queued work never runs, running work is stopped")
+    func cancelsOutOfWindow() throws {
+        let preparer = MockPreparer(gated: true)
+        let s = scheduler(preparer, workers: 2)
+        s.update(current: 5)  // wants 3...7; two start and block on the gate, three wait
+        Thread.sleep(forTimeInterval: 0.1)
+        s.update(current: 15)  // wants 13...17: all of 3...7 leave
+        preparer.open()
+        #expect(s.waitUntilIdle(timeout: 10))
+        let log = preparer.log.withLock { $0 }
+        let oldStarted = log.started.filter { (3...7).contains($0) }
+        #expect(oldStarted.count == 2, "only the two that were running when the window moved: \(log.started)")
+        #expect(Set(log.sawCancel).isSuperset(of: Set(oldStarted)), "the running ones saw their cancel")
+        let counters = s.counters
+        #expect(counters.cancelledWhileRunning == 2)
+        #expect(counters.cancelledBeforeStart == 3)
+        #expect(s.slotIndexes == [13, 14, 15, 16, 17])
+        #expect(s.snapshot(5) == nil)
+    }
+
+    @Test("repeated requests for the same item merge into one job")
+    func merges() {
+        let preparer = MockPreparer(gated: true)
+        let s = scheduler(preparer, policy: .forward(1), workers: 1)
+        for _ in 0..<5 { s.update(current: 0) }
+        preparer.open()
+        #expect(s.waitUntilIdle(timeout: 10))
+        let started = preparer.log.withLock { $0.started }
+        #expect(started.filter { $0 == 1 }.count == 1)
+        #expect(s.counters.merged >= 4)
+    }
+
+    @Test("the current item runs first")
+    func priority() {
+        let preparer = MockPreparer(gated: true)
+        let s = scheduler(preparer, workers: 1)
+        s.update(current: 10)
+        preparer.open()
+        #expect(s.waitUntilIdle(timeout: 10))
+        let started = preparer.log.withLock { $0.started }
+        #expect(started.first == 10)
+        #expect(Array(started.prefix(3)).sorted() == [9, 10, 11])
+    }
+
+    @Test("over the budget, the farthest slot's frames go first and the budget is never exceeded")
+    func budget() throws {
+        // Room for 3 frames, one worker so the order is known: 5 (current) first frame and two buffered frames,
+        // then 6 and 4 take the current item's buffered frames, then 7 and 3 find nothing worth less and are dropped.
+        let preparer = MockPreparer(frameBytes: 100, frameDuration: 0.1)
+        let evicted = Mutex<[Int]>([])
+        let s = scheduler(preparer, workers: 1, budget: 300)
+        s.setEventHandler { event in
+            if case .evicted(let index, _, _) = event { evicted.withLock { $0.append(index) } }
+        }
+        s.update(current: 5)
+        #expect(s.waitUntilIdle(timeout: 10))
+        #expect(s.counters.peakDecodedBytes <= 300)
+        #expect([5, 6, 4].allSatisfy { s.snapshot($0)?.firstFrame != nil })
+        #expect(s.snapshot(5)?.bufferedFrames == 0)
+        #expect(s.snapshot(3)?.firstFrame == nil && s.snapshot(7)?.firstFrame == nil)
+        #expect(evicted.withLock { $0 } == [5, 5], "buffered frames go before any first frame")
+
+        // Move one forward: 7 (distance 1) now outranks 4 (distance 2), whose first frame is evicted.
+        evicted.withLock { $0 = [] }
+        s.update(current: 6)
+        #expect(s.waitUntilIdle(timeout: 10))
+        #expect(s.counters.peakDecodedBytes <= 300)
+        #expect(s.snapshot(7)?.firstFrame != nil)
+        #expect(s.snapshot(4)?.firstFrame == nil)
+        #expect(evicted.withLock { $0 } == [4])
+        #expect(s.counters.decodedBytes == 300)
+    }
+
+    @Test("swiping faster than decoding never exceeds the budget")
+    func fastSwipes() {
+        let preparer = MockPreparer(frameBytes: 1000, frameDuration: 0.04)
+        let s = scheduler(preparer, length: 200, budget: 9000)
+        for i in 0..<150 { s.update(current: i % 200, history: [], now: Double(i)) }
+        #expect(s.waitUntilIdle(timeout: 20))
+        let c = s.counters
+        #expect(c.peakDecodedBytes <= 9000)
+        #expect(c.cancelledBeforeStart + c.cancelledWhileRunning > 0)
+    }
+
+    @Test("a failing item is marked failed and its neighbours are prepared")
+    func failure() throws {
+        let preparer = MockPreparer(failing: [6])
+        let s = scheduler(preparer)
+        s.update(current: 5)
+        #expect(s.waitUntilIdle(timeout: 10))
+        #expect(s.snapshot(6)?.failure == "item 6 is corrupt")
+        for i in [3, 4, 7] { #expect(s.snapshot(i)?.firstFrame != nil) }
+        #expect(s.counters.failures == 1)
+    }
+
+    @Test("taking buffered frames for playback releases their bytes and tops the buffer up")
+    func playback() throws {
+        let preparer = MockPreparer(frameDuration: 0.25)
+        let s = scheduler(preparer, policy: .forward(0))
+        s.update(current: 0)
+        #expect(s.waitUntilIdle(timeout: 10))
+        var numbers: [Int] = []
+        for _ in 0..<12 {
+            while s.snapshot(0)?.bufferedFrames == 0 { Thread.sleep(forTimeInterval: 0.001) }
+            numbers.append(try #require(s.takeBufferedFrame(0)).number)
+        }
+        #expect(numbers == Array(1...12))
+        #expect(s.waitUntilIdle(timeout: 10))
+        #expect(s.snapshot(0)!.bufferedSeconds >= 1)
+    }
+
+    @Test("shutdown releases everything")
+    func shutdown() {
+        let preparer = MockPreparer()
+        let s = scheduler(preparer)
+        s.update(current: 3)
+        #expect(s.waitUntilIdle(timeout: 10))
+        s.shutdown()
+        #expect(s.waitUntilIdle(timeout: 10))
+        #expect(s.slotIndexes.isEmpty)
+        #expect(s.counters.decodedBytes == 0)
+    }
+}
