@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Media", targets: ["Media"]),
         .library(name: "Feed", targets: ["Feed"]),
         .library(name: "Prefetch", targets: ["Prefetch"]),
+        .library(name: "FeedPlayer", targets: ["FeedPlayer"]),
         .executable(name: "videofeed", targets: ["videofeed"]),
     ],
     dependencies: [
@@ -25,6 +26,7 @@ let package = Package(
         .target(name: "Media", dependencies: ["CFFmpeg"]),
         .target(name: "Feed"),
         .target(name: "Prefetch"),
+        .target(name: "FeedPlayer", dependencies: ["Feed", "Media", "Prefetch"]),
         .executableTarget(
             name: "videofeed",
             dependencies: [
@@ -41,6 +43,7 @@ let package = Package(
             exclude: ["Samples", "feed_server.py"]
         ),
         .testTarget(name: "PrefetchTests", dependencies: ["Prefetch"]),
+        .testTarget(name: "FeedPlayerTests", dependencies: ["FeedPlayer", "Feed", "Media", "Prefetch", "TestSupport"]),
         .testTarget(name: "videofeedTests", dependencies: ["videofeed", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

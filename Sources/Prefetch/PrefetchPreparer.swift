@@ -12,8 +12,8 @@ public protocol PrefetchPreparer: Sendable {
     /// Call `job.reached(.probed)` once the item is opened, then `job.deliver(_:)` for each decoded frame in
     /// presentation order — the first one is the item's first frame — until it returns false (target reached,
     /// cancelled, or over the memory budget). Check `job.token` between packets. Returns the handle to keep for a
-    /// later job on the same item. Throwing marks the item failed.
-    func prepare(_ job: PrefetchJob<Frame>, from handle: Handle?) throws -> Handle
+    /// later job on the same item (the scheduler drops it if the job was cancelled). Throwing marks the item failed.
+    func prepare(_ job: PrefetchJob<Frame>, from handle: Handle?) throws -> Handle?
 
     /// Bytes the frame holds (counted against the memory budget).
     func byteCount(of frame: Frame) -> Int

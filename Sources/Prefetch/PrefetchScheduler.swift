@@ -271,7 +271,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
             reached: { [unowned self] stage in self.control.sync { self.reach(stage, index: index, job: job) } })
         let preparer = self.preparer
         lanes[lane].async { [self] in
-            let result: Result<Preparer.Handle, any Error>
+            let result: Result<Preparer.Handle?, any Error>
             if job.token.isCancelled {
                 result = .failure(CancellationError())
             } else {
@@ -358,13 +358,14 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         }
     }
 
-    private func finish(index: Int, job: Job, result: Result<Preparer.Handle, any Error>) {
+    private func finish(index: Int, job: Job, result: Result<Preparer.Handle?, any Error>) {
         laneBusy[job.lane] = false
         if let s = slots[index], s.job === job {
             s.job = nil
             switch result {
             case .success(let handle):
-                if s.wanted != nil { s.handle = handle }
+                // A cancelled job's handle may have been interrupted mid-read: never reuse it.
+                if s.wanted != nil && !job.token.isCancelled { s.handle = handle }
             case .failure(let error):
                 if !job.token.isCancelled, !(error is CancellationError) {
                     s.failure = String(describing: error)

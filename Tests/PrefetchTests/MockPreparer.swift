@@ -44,7 +44,7 @@ final class MockPreparer: PrefetchPreparer {
         var description: String { "item \(index) is corrupt" }
     }
 
-    func prepare(_ job: PrefetchJob<MockFrame>, from handle: Int?) throws -> Int {
+    func prepare(_ job: PrefetchJob<MockFrame>, from handle: Int?) throws -> Int? {
         log.withLock {
             $0.started.append(job.index)
             $0.running += 1

@@ -1,0 +1,99 @@
+import Foundation
+import Media
+import Prefetch
+
+/// How a ``FeedPlayer`` prepares and shows items.
+public struct FeedPlayerConfiguration: Sendable {
+    /// Frames are fitted into this box (keeping aspect ratio), e.g. a 720x1280 portrait screen.
+    public var displaySize = Size(width: 720, height: 1280)
+    /// The pixel format a front end draws, e.g. `.bgra`.
+    public var pixelFormat: PixelFormat = .bgra
+    /// Turn frames upright by the display matrix, as a player shows them.
+    public var upright = true
+    /// Concurrent prefetch jobs (default: active cores).
+    public var workers = ProcessInfo.processInfo.activeProcessorCount
+    /// Decoder threads per item. Items decode in parallel, so one thread each keeps the cores shared fairly.
+    public var decoderThreads = 1
+    /// Decoded bytes held across all items. 256 MiB keeps five 720x1280 BGRA first frames (3.7 MB each) plus about
+    /// two seconds of 30 fps playback buffer for the current and next items.
+    public var memoryBudget = 256 * 1024 * 1024
+    /// Whether the feed wraps around (after the last item comes the first).
+    public var wraps = false
+    /// Protocol whitelist, time limits and size limits for opening items.
+    public var openOptions = OpenOptions()
+
+    /// The defaults described on each property.
+    public init() {}
+}
+
+/// One decoded, converted frame of an item, ready to draw.
+public struct PlayerFrame: Sendable {
+    /// The item's index in the feed.
+    public var index: Int
+    /// The picture, fitted, upright, in the configured pixel format.
+    public var image: Image
+    /// Presentation time in seconds within the item (restarts at each loop).
+    public var time: Double
+    /// How long the frame is shown, in seconds.
+    public var duration: Double
+    /// How many times the item has looped before this frame.
+    public var loop: Int
+}
+
+/// What a front end shows for the current item.
+public enum CurrentFrame: Sendable {
+    /// The first frame was already decoded: show it now (a hit).
+    case ready(PlayerFrame)
+    /// Not decoded yet: show a placeholder; `.firstFrameArrived` follows (a miss).
+    case loading
+    /// The item cannot be played.
+    case failed(String)
+
+    /// The frame, when ready.
+    public var frame: PlayerFrame? { if case .ready(let f) = self { f } else { nil } }
+}
+
+/// What happens in a ``FeedPlayer``, in order, on a background queue.
+public enum FeedPlayerEvent: Sendable {
+    /// A prefetch slot changed: a job started, a stage was reached, work was cancelled, frames were evicted.
+    case slot(PrefetchEvent)
+    /// A move found its first frame ready; `milliseconds` from the call to the frame.
+    case hit(index: Int, milliseconds: Double)
+    /// A move found nothing decoded yet.
+    case miss(index: Int)
+    /// After a miss, the current item's first frame arrived, `milliseconds` after the move.
+    case firstFrameArrived(index: Int, milliseconds: Double)
+    /// Playback was due to show a frame that was not decoded yet.
+    case stall(index: Int)
+    /// An item failed; the others go on.
+    case failed(index: Int, message: String)
+}
+
+/// What a ``FeedPlayer`` measured.
+public struct FeedPlayerMetrics: Sendable, Codable, Equatable {
+    /// Moves to a different item.
+    public var swipes = 0
+    /// Swipes whose first frame was ready at once.
+    public var hits = 0
+    /// Swipes that had to wait (or whose item failed).
+    public var misses = 0
+    /// Time to first frame over all swipes, in milliseconds.
+    public var timeToFirstFrameP50: Double = 0
+    public var timeToFirstFrameP95: Double = 0
+    public var timeToFirstFrameP99: Double = 0
+    /// Times playback had no frame when one was due.
+    public var stalls = 0
+    /// Frames decoded and kept by prefetching.
+    public var framesDecoded = 0
+    /// Frames handed to the front end (first frames on swipes, playback frames).
+    public var framesShown = 0
+    /// Frames decoded but never shown: `framesDecoded - framesShown`, at least 0.
+    public var wastedFrames = 0
+    /// Prefetch jobs cancelled (before or while running).
+    public var cancellations = 0
+    /// The most decoded bytes ever held at once, and the budget.
+    public var peakDecodedBytes = 0
+    public var memoryBudget = 0
+    /// Items that failed.
+    public var failures = 0
+}
