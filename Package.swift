@@ -32,6 +32,8 @@ let package = Package(
             dependencies: [
                 "Media",
                 "Feed",
+                "Prefetch",
+                "FeedPlayer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

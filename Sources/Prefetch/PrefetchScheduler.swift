@@ -1,5 +1,8 @@
 import Dispatch
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Runs a ``PrefetchPolicy`` against a ``PrefetchPreparer`` on Dispatch, within a memory budget.
 ///
@@ -21,6 +24,8 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     public let workerCount: Int
 
     private let control = DispatchQueue(label: "videofeed.prefetch.control")
+    /// Dropped frames are freed here, off the control queue, so that a swipe never waits on freeing memory.
+    private let reclaim = DispatchQueue(label: "videofeed.prefetch.reclaim")
     private let lanes: [DispatchQueue]
     private var laneBusy: [Bool]
     private var policy: any PrefetchPolicy
@@ -231,13 +236,19 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     private func drop(_ s: Slot, firstToo: Bool) {
         tally.decodedBytes -= s.buffer.reduce(0) { $0 + $1.bytes }
         tally.framesDropped += s.buffer.count
+        var garbage: [Frame] = s.buffer.map(\.frame)
         s.buffer.removeAll()
-        if firstToo, s.first != nil {
+        if firstToo, let first = s.first {
+            garbage.append(first)
             tally.decodedBytes -= s.firstBytes
             tally.framesDropped += 1
             s.first = nil
             s.firstBytes = 0
             if let stage = s.stage, stage > .probed { s.stage = .probed }
+        }
+        if !garbage.isEmpty {
+            let frames = garbage
+            reclaim.async { withExtendedLifetime(frames) {} }
         }
     }
 
@@ -271,6 +282,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
             reached: { [unowned self] stage in self.control.sync { self.reach(stage, index: index, job: job) } })
         let preparer = self.preparer
         lanes[lane].async { [self] in
+            Self.runBelowFrontEnd()
             let result: Result<Preparer.Handle?, any Error>
             if job.token.isCancelled {
                 result = .failure(CancellationError())
@@ -279,6 +291,15 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
             }
             control.async { self.finish(index: index, job: job, result: result) }
         }
+    }
+
+    /// Prefetch work yields the CPU to the front end: worker threads run at nice 10, so a swipe's thread (and the
+    /// control queue it hops onto) is scheduled first even when every core is decoding.
+    private static func runBelowFrontEnd() {
+        #if os(Linux)
+        // On Linux, PRIO_PROCESS with 0 changes only the calling thread.
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        #endif
     }
 
     private func reach(_ stage: PrefetchStage, index: Int, job: Job) -> Bool {

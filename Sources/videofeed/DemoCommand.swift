@@ -73,21 +73,11 @@ struct DemoItem: Sendable {
     var createdAt: String
     var path: String
 
-    /// Every item of a manifest, a media folder, or (nil) the bundled feed, through the Feed module's loaders.
+    /// Every item of `source` (see ``FeedSource``).
     static func load(_ source: String?) async throws -> [DemoItem] {
-        var isFolder: ObjCBool = false
-        let loader: any FeedLoader = switch source {
-        case nil: BundledFeedLoader()
-        case let path? where FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue:
-            DirectoryFeedLoader(root: URL(fileURLWithPath: path))
-        case let path?: ManifestFeedLoader(file: URL(fileURLWithPath: path))
-        }
-        let page = try await loader.loadAll()
-        for skipped in page.skipped { Console.error("skipped feed entry: \(skipped)") }
         let iso = ISO8601DateFormatter()
-        return page.items.map { item in
-            DemoItem(publicID: item.publicID, createdAt: iso.string(from: item.createdAt),
-                     path: item.source.isFileURL ? item.source.path : item.source.absoluteString)
+        return try await FeedSource.items(source).map { item in
+            DemoItem(publicID: item.publicID, createdAt: iso.string(from: item.createdAt), path: FeedSource.mediaPath(item))
         }
     }
 }

@@ -1,0 +1,188 @@
+import ArgumentParser
+import Feed
+import FeedPlayer
+import Foundation
+import Media
+import Prefetch
+
+/// `videofeed play [SOURCE]`: the feed engine headless, driven by a swipe script or random swipes.
+struct PlayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "play",
+        abstract: "Run the feed engine headless over a feed with scripted or random swipes.",
+        discussion: """
+        Each swipe prints the item, hit or miss, and the time to its first frame; then the summary metrics. \
+        Between swipes the current item plays headless (frames handed out at their presentation times) for the \
+        dwell time, while the window around it is prefetched. A miss waits for the first frame (up to --wait-ms).
+        """
+    )
+
+    @Argument(help: "A folder, a listing file, or an http(s) URL. Default: the bundled feed.")
+    var source: String?
+
+    @Option(help: "Swipe script: n (next), p (previous), jN (jump to item N), comma-separated, e.g. \"n,n,p,n,j5\".")
+    var swipes: String?
+
+    @Option(help: "Random swipes instead of a script: how many.")
+    var random: Int?
+
+    @Option(help: "Seed for --random and the dwell times.")
+    var seed: UInt64 = 1
+
+    @Option(name: .customLong("dwell-ms"), help: "Time on each item before the next swipe, MIN-MAX milliseconds.")
+    var dwell: String = "300-300"
+
+    @Option(help: "Prefetch policy: window, forwardN (e.g. forward2), tiktokLike, staged, swipeAware.")
+    var policy: String = "window"
+
+    @Option(help: "Display box WxH the frames are fitted into.")
+    var size: Size = Size(width: 720, height: 1280)
+
+    @Option(name: .customLong("pix-fmt"), help: "Display pixel format: rgb24, rgba, bgra, gray, yuv420p.")
+    var pixelFormat: PixelFormat = .bgra
+
+    @Option(help: "Memory budget for decoded frames, e.g. 256MiB, 64M, or bytes.")
+    var budget: String = "256MiB"
+
+    @Option(help: "Concurrent prefetch jobs (default: cores).")
+    var workers: Int?
+
+    @Flag(help: "Wrap around: after the last item comes the first.")
+    var wrap = false
+
+    @Option(name: .customLong("wait-ms"), help: "Longest wait for a missed first frame.")
+    var waitMilliseconds: Int = 10_000
+
+    @Option(help: "Write the frame shown after each swipe as PNG into this folder.")
+    var dump: String?
+
+    @Flag(help: "Print JSON (per swipe and the metrics) instead of text.")
+    var json = false
+
+    func validate() throws {
+        if swipes != nil && random != nil { throw ValidationError("give either --swipes or --random") }
+        if let random, random < 1 { throw ValidationError("--random must be at least 1") }
+        if BuiltInPolicies.named(policy) == nil { throw ValidationError("unknown policy '\(policy)'") }
+        if SwipeScript.bytes(budget) == nil { throw ValidationError("--budget: give e.g. 256MiB, 64M or a byte count") }
+        if SwipeScript.range(dwell) == nil { throw ValidationError("--dwell-ms: give MIN-MAX milliseconds, e.g. 250-1500") }
+        if let swipes, SwipeScript.parse(swipes) == nil { throw ValidationError("--swipes: use n, p and jN separated by commas") }
+    }
+
+    struct SwipeRecord: Encodable {
+        var swipe: Int
+        var action: String
+        var index: Int
+        var publicID: String
+        var result: String
+        var timeToFirstFrameMs: Double?
+    }
+
+    struct Report: Encodable {
+        var policy: String
+        var swipes: [SwipeRecord]
+        var metrics: FeedPlayerMetrics
+    }
+
+    func run() throws {
+        let source = self.source
+        let items: [FeedItem]
+        switch BlockingTask.run({ try await FeedSource.items(source) }) {
+        case .success(let loaded): items = loaded
+        case .failure(let error):
+            Console.error("play: cannot load the feed: \(error)")
+            throw ExitCode(1)
+        }
+        guard !items.isEmpty else {
+            Console.error("play: the feed is empty")
+            throw ExitCode(1)
+        }
+        var configuration = FeedPlayerConfiguration()
+        configuration.displaySize = size
+        configuration.pixelFormat = pixelFormat
+        configuration.memoryBudget = SwipeScript.bytes(budget)!
+        configuration.wraps = wrap
+        if let workers { configuration.workers = max(1, workers) }
+        let chosen = BuiltInPolicies.named(policy)!
+        let player = FeedPlayer(feed: items, policy: chosen, configuration: configuration)
+        var rng = SplitMix64(seed: seed)
+        let actions = swipes.flatMap(SwipeScript.parse)
+            ?? SwipeScript.random(count: random ?? 10, feedLength: items.count, rng: &rng)
+        let dwellRange = SwipeScript.range(dwell)!
+        if let dump { try FileManager.default.createDirectory(atPath: dump, withIntermediateDirectories: true) }
+
+        player.start(at: 0)
+        _ = player.waitForFirstFrame(of: 0, timeout: Double(waitMilliseconds) / 1000)
+        var records: [SwipeRecord] = []
+        for (n, action) in actions.enumerated() {
+            let started = DispatchTime.now().uptimeNanoseconds
+            let outcome: CurrentFrame
+            switch action {
+            case .next: outcome = player.next()
+            case .previous: outcome = player.previous()
+            case .jump(let i): outcome = player.move(to: i)
+            }
+            let index = player.currentIndex
+            var record = SwipeRecord(swipe: n + 1, action: action.text, index: index,
+                                     publicID: items[index].publicID, result: "", timeToFirstFrameMs: nil)
+            var shown: PlayerFrame?
+            switch outcome {
+            case .ready(let frame):
+                record.result = "hit"
+                record.timeToFirstFrameMs = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
+                shown = frame
+            case .loading:
+                let arrived = player.waitForFirstFrame(of: index, timeout: Double(waitMilliseconds) / 1000)
+                record.timeToFirstFrameMs = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
+                switch arrived {
+                case .ready(let frame): record.result = "miss"; shown = frame
+                case .failed(let message): record.result = "failed: \(message)"; record.timeToFirstFrameMs = nil
+                case .loading: record.result = "miss (no frame within --wait-ms)"
+                }
+            case .failed(let message):
+                record.result = "failed: \(message)"
+            }
+            if let dump, let shown {
+                let path = (dump as NSString).appendingPathComponent(String(format: "swipe-%04d-item%d.png", n + 1, index))
+                try ImageEncoder(format: .png).write(shown.image, to: path)
+            }
+            if !json {
+                let ttff = record.timeToFirstFrameMs.map { String(format: "%8.2f ms", $0) } ?? "       -   "
+                let act = action.text.padding(toLength: 4, withPad: " ", startingAt: 0)
+                let result = record.result.padding(toLength: 5, withPad: " ", startingAt: 0)
+                Console.out(String(format: "%5d ", n + 1) + act + String(format: " #%-4d ", index) + ttff + "  "
+                            + result + "  " + record.publicID + "\n")
+            }
+            records.append(record)
+            // Dwell: the current item plays while the window around it is prefetched; the next swipe stops it.
+            let session = player.play { _ in }
+            let dwellMs = dwellRange.lowerBound + Int(rng.next() % UInt64(dwellRange.count))
+            Thread.sleep(forTimeInterval: Double(dwellMs) / 1000)
+            session.stop()
+            session.wait(timeout: 5)
+        }
+        let metrics = player.metrics
+        player.shutdown()
+        if json {
+            let data = try Console.jsonEncoder().encode(Report(policy: chosen.name, swipes: records, metrics: metrics))
+            Console.out(String(decoding: data, as: UTF8.self) + "\n")
+        } else {
+            Console.out(PlaySummary.text(metrics, policy: chosen.name))
+        }
+    }
+}
+
+/// The metrics as a few readable lines.
+enum PlaySummary {
+    static func text(_ m: FeedPlayerMetrics, policy: String) -> String {
+        func mib(_ b: Int) -> String { String(format: "%.1f MiB", Double(b) / 1_048_576) }
+        return """
+        policy \(policy): \(m.swipes) swipes, \(m.hits) hits, \(m.misses) misses, \(m.failures) failed items
+        time to first frame: p50 \(String(format: "%.2f", m.timeToFirstFrameP50)) ms, \
+        p95 \(String(format: "%.2f", m.timeToFirstFrameP95)) ms, p99 \(String(format: "%.2f", m.timeToFirstFrameP99)) ms
+        stalls \(m.stalls); frames decoded \(m.framesDecoded), shown \(m.framesShown), wasted \(m.wastedFrames); \
+        cancellations \(m.cancellations)
+        peak decoded \(mib(m.peakDecodedBytes)) of a \(mib(m.memoryBudget)) budget
+
+        """
+    }
+}
