@@ -14,7 +14,7 @@ all: build
 help:
 	@echo "make demo            build and run the main job on the bundled feed (Fixtures/feed.json) into $(DEMO_OUT)/"
 	@echo "make test            install what is missing, run the whole test suite (swift test)"
-	@echo "make test-sanitizers Media and CLI suites under AddressSanitizer, Feed under ThreadSanitizer"
+	@echo "make test-sanitizers Media and CLI suites under AddressSanitizer, Feed/Prefetch/FeedPlayer under TSan"
 	@echo "make build|release   debug or release build of the package"
 	@echo "make fixtures        regenerate Fixtures/ with the ffmpeg CLI (and the golden framemd5 files)"
 	@echo "make conformance     compare our framemd5 with ffmpeg's over ../shared/media (DIR=... to change)"
@@ -40,19 +40,22 @@ release: deps
 
 demo: release
 	$$($(SWIFT) build -c release --show-bin-path)/videofeed demo --out $(DEMO_OUT)
+	$$($(SWIFT) build -c release --show-bin-path)/videofeed play --swipes n,n,n,p,n,j10,n,n,p,n --dwell-ms 400 \
+		--size 360x640 --dump $(DEMO_OUT)/play
 
 # The whole suite in parallel, then the memory and latency suites each alone in a quiet process.
 test: deps
 	$(SWIFT) test
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter LeakTests
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter CancellationTests
+	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter FeedPlayerLatencyTests
 
-# C-interop suites under AddressSanitizer (Media, and the CLI that drives it), the concurrent Feed suite under
-# ThreadSanitizer. .ci/lsan.supp lists the toolchain libraries' own leaks; nothing of ours is suppressed.
+# C-interop suites under AddressSanitizer (Media, and the CLI that drives it), the concurrent suites (Feed, Prefetch,
+# FeedPlayer) under ThreadSanitizer. .ci/lsan.supp lists the toolchain libraries' own leaks; nothing of ours is suppressed.
 test-sanitizers: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
 		$(SWIFT) test --sanitize=address --scratch-path .build-asan --filter 'MediaTests|videofeedTests'
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter FeedTests
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'FeedTests|PrefetchTests|FeedPlayerTests'
 
 fixtures: deps
 	bash Fixtures/generate.sh

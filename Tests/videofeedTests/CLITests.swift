@@ -152,3 +152,63 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("bad.json").path))
     }
 }
+
+/// `videofeed play`, the feed engine headless.
+@Suite struct PlayCommandTests {
+    @Test("a swipe script over the bundled feed: one line per swipe, hits and misses add up, metrics last")
+    func script() throws {
+        let result = try run(TestFixtures.cli, ["play", "--swipes", "n,n,p,j6,n", "--dwell-ms", "200",
+                                                "--size", "180x320"], in: TestFixtures.root)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count >= 5 + 4)
+        #expect(lines[0].contains("#1") && lines[2].contains("#1") && lines[3].contains("#6"))
+        #expect(lines[0].contains("hit"), "item 1 was prefetched while item 0 was shown: \(lines[0])")
+        #expect(result.stdout.contains("policy window(2,2): 5 swipes"))
+    }
+
+    @Test("--json: per-swipe records and metrics; the same seed gives the same swipes")
+    func randomJSON() throws {
+        func play() throws -> [String: Any] {
+            let result = try run(TestFixtures.cli, ["play", "--random", "12", "--seed", "7", "--dwell-ms", "20-60",
+                                                    "--size", "90x160", "--policy", "tiktokLike", "--json"],
+                                 in: TestFixtures.root)
+            #expect(result.status == 0, "\(result.stderr)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        }
+        let a = try play(), b = try play()
+        let swipesA = try #require(a["swipes"] as? [[String: Any]])
+        let swipesB = try #require(b["swipes"] as? [[String: Any]])
+        #expect(swipesA.count == 12)
+        #expect(swipesA.map { $0["index"] as? Int } == swipesB.map { $0["index"] as? Int })
+        let metrics = try #require(a["metrics"] as? [String: Any])
+        let hits = metrics["hits"] as? Int ?? -1, misses = metrics["misses"] as? Int ?? -1
+        #expect(hits + misses == metrics["swipes"] as? Int)
+        #expect((metrics["peakDecodedBytes"] as? Int ?? .max) <= (metrics["memoryBudget"] as? Int ?? 0))
+        #expect(a["policy"] as? String == "tiktokLike")
+    }
+
+    @Test("--dump writes the frame shown after each swipe; a corrupt item is reported and play goes on")
+    func dumpAndCorrupt() throws {
+        let folder = try TestFixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let manifest = folder.appendingPathComponent("feed.json")
+        let entries = [TestFixtures.media("hevc.mp4"), TestFixtures.bad("truncated.mp4"), TestFixtures.media("rotate90.mp4")]
+            .enumerated().map { "{\"public_id\": \"i\($0.offset)\", \"created_at\": \"2026-01-0\($0.offset + 1)T00:00:00Z\", \"url\": \"\($0.element)\"}" }
+        try Data("[\(entries.joined(separator: ","))]".utf8).write(to: manifest)
+        let out = folder.appendingPathComponent("shown")
+        let result = try run(TestFixtures.cli, ["play", manifest.path, "--swipes", "j1,j2", "--dwell-ms", "100",
+                                                "--size", "120x160", "--dump", out.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("failed") && result.stdout.contains("truncated.mp4"))
+        let files = try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
+        #expect(files == ["swipe-0002-item2.png"])
+    }
+
+    @Test("bad options are refused before any work")
+    func validation() throws {
+        #expect(try run(TestFixtures.cli, ["play", "--swipes", "n,x"], in: TestFixtures.root).status != 0)
+        #expect(try run(TestFixtures.cli, ["play", "--policy", "nope"], in: TestFixtures.root).status != 0)
+        #expect(try run(TestFixtures.cli, ["play", "--budget", "lots"], in: TestFixtures.root).status != 0)
+    }
+}
