@@ -20,6 +20,18 @@ let package = Package(
             path: "Benchmarks/MediaDecode",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "FeedPlayerSwipe",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Media", package: "VideoFeedEngine"),
+                .product(name: "Feed", package: "VideoFeedEngine"),
+                .product(name: "Prefetch", package: "VideoFeedEngine"),
+                .product(name: "FeedPlayer", package: "VideoFeedEngine"),
+            ],
+            path: "Benchmarks/FeedPlayerSwipe",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
