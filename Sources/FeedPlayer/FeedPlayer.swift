@@ -1,5 +1,8 @@
 import Dispatch
 import Feed
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Media
 import Prefetch
@@ -44,6 +47,7 @@ public final class FeedPlayer: @unchecked Sendable {
     ///   - configuration: display size and format, workers, memory budget.
     public init(feed: [FeedItem], policy: any PrefetchPolicy = .window(),
                 configuration: FeedPlayerConfiguration = FeedPlayerConfiguration()) {
+        _ = Self.returnFramesToTheSystem
         self.items = feed
         self.policy = policy
         self.configuration = configuration
@@ -59,6 +63,20 @@ public final class FeedPlayer: @unchecked Sendable {
     }
 
     deinit { scheduler.shutdown() }
+
+    /// Decoded frames are megabytes each and come and go with every swipe. glibc's malloc would, after the first
+    /// free, serve blocks of that size from its heaps and keep them when freed, so resident memory drifts far above
+    /// the budget. A fixed mmap threshold of 1 MiB makes every frame its own mapping, returned to the system when
+    /// the frame is dropped. Process-wide, set once, only on Linux.
+    private static let returnFramesToTheSystem: Void = {
+        #if canImport(Glibc)
+        // mallopt(M_MMAP_THRESHOLD = -3, 1 MiB); looked up at run time because <malloc.h> is not in Swift's Glibc.
+        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
+        if getenv("VF_NO_MALLOPT") == nil, let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") {
+            _ = unsafeBitCast(symbol, to: Mallopt.self)(-3, 1 << 20)
+        }
+        #endif
+    }()
 
     /// Receives every ``FeedPlayerEvent`` on a background queue; return quickly.
     public func onEvent(_ handler: (@Sendable (FeedPlayerEvent) -> Void)?) {
@@ -87,10 +105,21 @@ public final class FeedPlayer: @unchecked Sendable {
     /// Makes `index` the current item. Returns its first frame at once when prefetched (a hit), else `.loading`
     /// (a miss: ``FeedPlayerEvent/firstFrameArrived(index:milliseconds:)`` follows).
     @discardableResult
-    public func move(to index: Int) -> CurrentFrame {
+    public func move(to index: Int) -> CurrentFrame { move { _ in index } }
+
+    /// Moves to the next item (wrapping when configured). See ``move(to:)``.
+    @discardableResult
+    public func next() -> CurrentFrame { move { $0 + 1 } }
+
+    /// Moves to the previous item (wrapping when configured). See ``move(to:)``.
+    @discardableResult
+    public func previous() -> CurrentFrame { move { $0 - 1 } }
+
+    /// One swipe, all on `state`: the target is computed from the current index inside the same critical section.
+    private func move(_ targetFrom: (Int) -> Int) -> CurrentFrame {
         let started = now()
         return state.sync {
-            let target = clamp(index)
+            let target = clamp(targetFrom(current))
             let isSwipe = target != current
             if isSwipe {
                 history.append(Swipe(time: started, from: current, to: target))
@@ -125,14 +154,6 @@ public final class FeedPlayer: @unchecked Sendable {
             return .loading
         }
     }
-
-    /// Moves to the next item (wrapping when configured). See ``move(to:)``.
-    @discardableResult
-    public func next() -> CurrentFrame { move(to: neighbour(+1)) }
-
-    /// Moves to the previous item (wrapping when configured). See ``move(to:)``.
-    @discardableResult
-    public func previous() -> CurrentFrame { move(to: neighbour(-1)) }
 
     /// The current item's first frame if decoded, `.loading` or `.failed` otherwise. Does not count a swipe.
     public func currentFrame() -> CurrentFrame {
@@ -217,8 +238,6 @@ public final class FeedPlayer: @unchecked Sendable {
         return min(max(index, 0), items.count - 1)
     }
 
-    private func neighbour(_ step: Int) -> Int { state.sync { current + step } }
-
     private func frameState(_ index: Int) -> CurrentFrame {
         guard let snapshot = scheduler.snapshot(index) else { return .loading }
         if let failure = snapshot.failure { return .failed(failure) }
@@ -247,6 +266,7 @@ public final class FeedPlayer: @unchecked Sendable {
     }
 
     private func fireWaiters(_ index: Int) {
+        guard arrivalWaiters.contains(where: { $0.index == index }) else { return }
         let frame = frameState(index)
         if case .loading = frame { return }
         let ready = arrivalWaiters.filter { $0.index == index }

@@ -22,33 +22,82 @@ public protocol PrefetchPreparer: Sendable {
 }
 
 /// One unit of prefetch work as a preparer sees it.
-public struct PrefetchJob<Frame: Sendable>: Sendable {
+///
+/// Frames are handed to the scheduler without waiting for it (the worker never holds the control queue, so a swipe
+/// never waits behind a low-priority worker). The job itself knows when its target is reached from what it
+/// delivered; the scheduler can stop it early (the item became less wanted, or the budget is full) or cancel it
+/// (the item left the wanted set).
+public final class PrefetchJob<Frame: Sendable>: Sendable {
     /// The item.
     public let index: Int
-    /// The stage wanted when the job started (it may change while it runs; ``deliver(_:)`` knows).
+    /// The stage wanted when the job started.
     public let target: PrefetchStage
     /// The stage the item had already reached when the job started, if any.
     public let startStage: PrefetchStage?
     /// Cancelled when the item leaves the wanted set.
     public let token: WorkToken
-    let onDeliver: @Sendable (Frame) -> Bool
-    let onReach: @Sendable (PrefetchStage) -> Bool
+    private let hadFirstFrame: Bool
+    private let bufferedAtStart: Double
+    private let onDeliver: @Sendable (Frame) -> Void
+    private let onReach: @Sendable (PrefetchStage) -> Void
+    private let durationOf: @Sendable (Frame) -> Double
+    private let progress = Mutex<(delivered: Int, seconds: Double, stopped: Bool)>((0, 0, false))
 
-    /// A job as the scheduler (or a test) makes it.
-    public init(index: Int, target: PrefetchStage, startStage: PrefetchStage?, token: WorkToken,
-                deliver: @escaping @Sendable (Frame) -> Bool, reached: @escaping @Sendable (PrefetchStage) -> Bool) {
+    /// A job as the scheduler (or a test) makes it: `hasFirstFrame` and `bufferedSeconds` describe what the item
+    /// already holds; `deliver` and `reached` hand results over without blocking.
+    public init(index: Int, target: PrefetchStage, startStage: PrefetchStage?, hasFirstFrame: Bool,
+                bufferedSeconds: Double, token: WorkToken, duration: @escaping @Sendable (Frame) -> Double,
+                deliver: @escaping @Sendable (Frame) -> Void, reached: @escaping @Sendable (PrefetchStage) -> Void) {
         self.index = index
         self.target = target
         self.startStage = startStage
+        self.hadFirstFrame = hasFirstFrame
+        self.bufferedAtStart = bufferedSeconds
         self.token = token
+        self.durationOf = duration
         self.onDeliver = deliver
         self.onReach = reached
     }
 
-    /// Hands over the next decoded frame. Returns false when the job should stop: its target is reached, it was
-    /// cancelled, or the frame did not fit the memory budget (then it was dropped).
-    public func deliver(_ frame: Frame) -> Bool { !token.isCancelled && onDeliver(frame) }
+    /// Whether the job should go on: not cancelled, not stopped, target not yet reached.
+    public var shouldContinue: Bool {
+        guard !token.isCancelled else { return false }
+        return progress.withLock { needsMore($0) }
+    }
+
+    /// Hands over the next decoded frame (the item's first frame first). Returns false when the job should stop.
+    public func deliver(_ frame: Frame) -> Bool {
+        guard !token.isCancelled else { return false }
+        let seconds = durationOf(frame)
+        let more: Bool = progress.withLock { p in
+            if p.stopped { return false }
+            if hadFirstFrame || p.delivered > 0 { p.seconds += seconds }
+            p.delivered += 1
+            return needsMore(p)
+        }
+        onDeliver(frame)
+        return more && !token.isCancelled
+    }
 
     /// Reports a stage reached without a frame (`.probed`). Returns false when the job should stop.
-    public func reached(_ stage: PrefetchStage) -> Bool { !token.isCancelled && onReach(stage) }
+    public func reached(_ stage: PrefetchStage) -> Bool {
+        guard !token.isCancelled else { return false }
+        onReach(stage)
+        return shouldContinue
+    }
+
+    /// Asks the job to stop at its next frame, keeping its decoder for later (unlike a cancel).
+    func stop() { progress.withLock { $0.stopped = true } }
+
+    private func needsMore(_ p: (delivered: Int, seconds: Double, stopped: Bool)) -> Bool {
+        if p.stopped { return false }
+        let hasFirst = hadFirstFrame || p.delivered > 0
+        switch target {
+        case .probed: return false
+        case .firstFrame: return !hasFirst
+        case .buffered(let seconds): return !hasFirst || bufferedAtStart + p.seconds < seconds
+        }
+    }
 }
+
+import Synchronization

@@ -22,10 +22,15 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     public let budget: Int
     /// Number of worker lanes.
     public let workerCount: Int
+    /// Open decoders (preparer handles) are kept only for items at most this far from the current one; farther
+    /// items keep their frames but release their decoder, which holds far more memory than one frame.
+    public let keepHandlesWithin: Int
 
     private let control = DispatchQueue(label: "videofeed.prefetch.control")
-    /// Dropped frames are freed here, off the control queue, so that a swipe never waits on freeing memory.
+    /// Dropped frames and closed decoders are freed here, off the control queue and a little later, so that neither
+    /// a swipe nor the decode of the item on screen competes with returning memory to the system.
     private let reclaim = DispatchQueue(label: "videofeed.prefetch.reclaim")
+    private let reclaiming = DispatchGroup()
     private let lanes: [DispatchQueue]
     private var laneBusy: [Bool]
     private var policy: any PrefetchPolicy
@@ -59,6 +64,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         let token = WorkToken()
         var running = false
         var lane = -1
+        var work: PrefetchJob<Frame>?
     }
 
     /// - Parameters:
@@ -68,16 +74,19 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     ///   - wraps: whether the feed wraps around.
     ///   - workers: concurrent jobs (default: active cores).
     ///   - budget: maximum decoded bytes held across slots.
+    ///   - keepHandlesWithin: keep open decoders for items at most this far from the current one (default 1).
     public init(preparer: Preparer, policy: any PrefetchPolicy, feedLength: Int, wraps: Bool = false,
-                workers: Int = ProcessInfo.processInfo.activeProcessorCount, budget: Int) {
+                workers: Int = ProcessInfo.processInfo.activeProcessorCount, budget: Int, keepHandlesWithin: Int = 1) {
+        self.keepHandlesWithin = keepHandlesWithin
         self.preparer = preparer
         self.policy = policy
         self.feedLength = feedLength
         self.wraps = wraps
         self.workerCount = max(1, workers)
         self.budget = budget
-        self.lanes = (0..<max(1, workers)).map { DispatchQueue(label: "videofeed.prefetch.worker\($0)") }
-        self.laneBusy = Array(repeating: false, count: max(1, workers))
+        // One more lane than workers: kept for the current item when the others are busy.
+        self.lanes = (0...max(1, workers)).map { DispatchQueue(label: "videofeed.prefetch.worker\($0)") }
+        self.laneBusy = Array(repeating: false, count: max(1, workers) + 1)
     }
 
     /// Receives every ``PrefetchEvent``, on the control queue: return quickly.
@@ -106,10 +115,12 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
                 let slot = slots[request.index] ?? { let s = Slot(index: request.index); slots[request.index] = s; return s }()
                 slot.wanted = request
                 if changed { slot.starved = false }
+                if distance(request.index) > keepHandlesWithin { releaseHandle(slot) }
                 trimToTarget(slot)
                 schedule(slot)
             }
-            pump()
+            // Start work after this call returns: a swipe's caller gets its answer before any worker wakes up.
+            control.async { self.pump() }
             return wanted
         }
     }
@@ -150,11 +161,13 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     }
 
     /// Blocks until no job is queued or running, or `timeout` seconds pass. Returns whether it became idle.
+    /// Memory of dropped frames and closed decoders is freed too before it returns.
     @discardableResult
     public func waitUntilIdle(timeout: Double) -> Bool {
         let done = DispatchSemaphore(value: 0)
         whenIdle { done.signal() }
-        return done.wait(timeout: .now() + timeout) == .success
+        guard done.wait(timeout: .now() + timeout) == .success else { return false }
+        return reclaiming.wait(timeout: .now() + timeout) == .success
     }
 
     /// Cancels every job and releases every slot.
@@ -199,6 +212,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     /// Drops what a lowered target no longer needs (the current item became a neighbour, a neighbour moved away).
     private func trimToTarget(_ s: Slot) {
         guard let wanted = s.wanted else { return }
+        if let job = s.job, job.running, !needsWork(s) { job.work?.stop() }
         switch wanted.stage {
         case .probed:
             drop(s, firstToo: true)
@@ -229,8 +243,24 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
             }
         }
         drop(s, firstToo: true)
-        s.handle = nil
+        releaseHandle(s)
         if s.job == nil { slots[index] = nil }
+    }
+
+    /// Lets go of `garbage` on the reclaim queue 150 ms from now.
+    private func dispose<T: Sendable>(_ garbage: T) {
+        reclaiming.enter()
+        reclaim.asyncAfter(deadline: .now() + 0.15) { [reclaiming] in
+            withExtendedLifetime(garbage) {}
+            reclaiming.leave()
+        }
+    }
+
+    /// Closes the slot's decoder off the control queue (freeing a decoder can take milliseconds).
+    private func releaseHandle(_ s: Slot) {
+        guard let handle = s.handle else { return }
+        s.handle = nil
+        dispose(handle)
     }
 
     private func drop(_ s: Slot, firstToo: Bool) {
@@ -248,13 +278,25 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         }
         if !garbage.isEmpty {
             let frames = garbage
-            reclaim.async { withExtendedLifetime(frames) {} }
+            dispose(frames)
         }
     }
 
-    /// Starts queued jobs on free lanes, most urgent first.
+    /// Starts queued jobs on free lanes, most urgent first. The current item never waits for a lane: when every
+    /// regular lane is busy it runs on a lane kept for it.
     private func pump() {
-        while let lane = laneBusy.firstIndex(of: false) {
+        if let urgent = slots[current], let job = urgent.job, !job.running, let wanted = urgent.wanted,
+           laneBusy.prefix(workerCount).allSatisfy({ $0 }), !laneBusy[workerCount] {
+            job.running = true
+            job.lane = workerCount
+            laneBusy[workerCount] = true
+            tally.jobsStarted += 1
+            emit(.started(index: urgent.index, target: wanted.stage))
+            start(urgent, job: job, target: wanted.stage, lane: workerCount)
+        }
+        // While the item on screen waits for its first frame, nothing else starts: it gets the CPU to itself.
+        func currentWaits() -> Bool { slots[current].map { $0.first == nil && $0.job?.running == true } ?? false }
+        while !currentWaits(), let lane = laneBusy.prefix(workerCount).firstIndex(of: false) {
             let queued = slots.values.filter { $0.job != nil && !($0.job!.running) }
             guard let next = queued.max(by: { ($0.wanted?.priority ?? 0, -$0.index) < ($1.wanted?.priority ?? 0, -$1.index) }),
                   let job = next.job, let wanted = next.wanted else { break }
@@ -276,52 +318,57 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         let index = s.index
         let handle = s.handle
         s.handle = nil
-        let preparerJob = PrefetchJob<Frame>(
-            index: index, target: target, startStage: s.stage, token: job.token,
-            deliver: { [unowned self] frame in self.control.sync { self.deliver(frame, to: index, job: job) } },
-            reached: { [unowned self] stage in self.control.sync { self.reach(stage, index: index, job: job) } })
         let preparer = self.preparer
+        let work = PrefetchJob<Frame>(
+            index: index, target: target, startStage: s.stage, hasFirstFrame: s.first != nil,
+            bufferedSeconds: s.bufferedSeconds, token: job.token, duration: { preparer.duration(of: $0) },
+            deliver: { [unowned self] frame in self.control.async { self.deliver(frame, to: index, job: job) } },
+            reached: { [unowned self] stage in self.control.async { self.reach(stage, index: index, job: job) } })
+        job.work = work
+        let urgent = index == current
         lanes[lane].async { [self] in
-            Self.runBelowFrontEnd()
+            Self.setWorkerPriority(urgent: urgent)
             let result: Result<Preparer.Handle?, any Error>
             if job.token.isCancelled {
                 result = .failure(CancellationError())
             } else {
-                result = Result { try preparer.prepare(preparerJob, from: handle) }
+                result = Result { try preparer.prepare(work, from: handle) }
             }
             control.async { self.finish(index: index, job: job, result: result) }
         }
     }
 
-    /// Prefetch work yields the CPU to the front end: worker threads run at nice 10, so a swipe's thread (and the
-    /// control queue it hops onto) is scheduled first even when every core is decoding.
-    private static func runBelowFrontEnd() {
+    /// Prefetch work for other items yields the CPU: those workers run at nice 10, the current item's at nice 0, so
+    /// the front end and the item on screen are scheduled first even when every core is decoding.
+    private static func setWorkerPriority(urgent: Bool) {
         #if os(Linux)
         // On Linux, PRIO_PROCESS with 0 changes only the calling thread.
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, urgent ? 0 : 10)
         #endif
     }
 
-    private func reach(_ stage: PrefetchStage, index: Int, job: Job) -> Bool {
-        guard let s = slots[index], s.job === job, s.wanted != nil else { return false }
+    private func reach(_ stage: PrefetchStage, index: Int, job: Job) {
+        guard let s = slots[index], s.job === job, s.wanted != nil else { return }
         if s.stage == nil || stage > s.stage! {
             s.stage = stage
             emit(.reached(index: index, stage: stage))
         }
-        return needsWork(s)
     }
 
-    private func deliver(_ frame: Frame, to index: Int, job: Job) -> Bool {
+    private func deliver(_ frame: Frame, to index: Int, job: Job) {
         let bytes = preparer.byteCount(of: frame)
         guard let s = slots[index], s.job === job, s.wanted != nil, needsWork(s) else {
             tally.framesDropped += 1
-            return false
+            dispose(frame)
+            return
         }
         if tally.decodedBytes + bytes > budget { evict(toFit: bytes, for: s, incomingIsFirst: s.first == nil) }
         guard tally.decodedBytes + bytes <= budget else {
             tally.framesDropped += 1
             s.starved = true
-            return false
+            job.work?.stop()
+            dispose(frame)
+            return
         }
         tally.decodedBytes += bytes
         tally.peakDecodedBytes = max(tally.peakDecodedBytes, tally.decodedBytes)
@@ -331,6 +378,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
             s.firstBytes = bytes
             s.stage = .firstFrame
             emit(.reached(index: index, stage: .firstFrame))
+            if index == current { pump() }  // other work was held back for it
         } else {
             s.buffer.append((frame, bytes, preparer.duration(of: frame)))
             if case .buffered(let target)? = s.wanted?.stage, s.bufferedSeconds >= target {
@@ -340,7 +388,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
                 }
             }
         }
-        return needsWork(s)
+        if !needsWork(s) { job.work?.stop() }
     }
 
     /// Makes room for an incoming frame by dropping frames worth less than it. A first frame is worth more than any
@@ -381,12 +429,14 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
 
     private func finish(index: Int, job: Job, result: Result<Preparer.Handle?, any Error>) {
         laneBusy[job.lane] = false
+        job.work = nil  // the preparer's job refers back to this one through its callbacks: break the cycle
         if let s = slots[index], s.job === job {
             s.job = nil
             switch result {
             case .success(let handle):
                 // A cancelled job's handle may have been interrupted mid-read: never reuse it.
                 if s.wanted != nil && !job.token.isCancelled { s.handle = handle }
+                if distance(index) > keepHandlesWithin { releaseHandle(s) }
             case .failure(let error):
                 if !job.token.isCancelled, !(error is CancellationError) {
                     s.failure = String(describing: error)
@@ -396,7 +446,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
             }
             if s.wanted == nil {
                 drop(s, firstToo: true)
-                s.handle = nil
+                releaseHandle(s)
                 slots[index] = nil
             } else {
                 schedule(s)

@@ -107,11 +107,20 @@ struct PlayCommand: ParsableCommand {
         var rng = SplitMix64(seed: seed)
         let actions = swipes.flatMap(SwipeScript.parse)
             ?? SwipeScript.random(count: random ?? 10, feedLength: items.count, rng: &rng)
-        let dwellRange = SwipeScript.range(dwell)!
         if let dump { try FileManager.default.createDirectory(atPath: dump, withIntermediateDirectories: true) }
 
         player.start(at: 0)
         _ = player.waitForFirstFrame(of: 0, timeout: Double(waitMilliseconds) / 1000)
+        let dwellRange = SwipeScript.range(dwell)!
+        // The first item is watched for a dwell too before the first swipe, as a viewer would.
+        func dwellOnCurrent() {
+            let session = player.play { _ in }
+            let dwellMs = dwellRange.lowerBound + Int(rng.next() % UInt64(dwellRange.count))
+            Thread.sleep(forTimeInterval: Double(dwellMs) / 1000)
+            session.stop()
+            session.wait(timeout: 5)
+        }
+        dwellOnCurrent()
         var records: [SwipeRecord] = []
         for (n, action) in actions.enumerated() {
             let started = DispatchTime.now().uptimeNanoseconds
@@ -121,6 +130,7 @@ struct PlayCommand: ParsableCommand {
             case .previous: outcome = player.previous()
             case .jump(let i): outcome = player.move(to: i)
             }
+            let returned = DispatchTime.now().uptimeNanoseconds
             let index = player.currentIndex
             var record = SwipeRecord(swipe: n + 1, action: action.text, index: index,
                                      publicID: items[index].publicID, result: "", timeToFirstFrameMs: nil)
@@ -128,7 +138,7 @@ struct PlayCommand: ParsableCommand {
             switch outcome {
             case .ready(let frame):
                 record.result = "hit"
-                record.timeToFirstFrameMs = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
+                record.timeToFirstFrameMs = Double(returned - started) / 1e6
                 shown = frame
             case .loading:
                 let arrived = player.waitForFirstFrame(of: index, timeout: Double(waitMilliseconds) / 1000)
@@ -157,11 +167,7 @@ struct PlayCommand: ParsableCommand {
             }
             records.append(record)
             // Dwell: the current item plays while the window around it is prefetched; the next swipe stops it.
-            let session = player.play { _ in }
-            let dwellMs = dwellRange.lowerBound + Int(rng.next() % UInt64(dwellRange.count))
-            Thread.sleep(forTimeInterval: Double(dwellMs) / 1000)
-            session.stop()
-            session.wait(timeout: 5)
+            dwellOnCurrent()
         }
         let metrics = player.metrics
         player.shutdown()

@@ -59,8 +59,9 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
         }
         player.start(at: 0)
         #expect(player.settle(timeout: 30))
-        guard case .loading = player.move(to: 15) else {
-            Issue.record("a cold item cannot be ready")
+        let moved = player.move(to: 15)
+        guard case .loading = moved else {
+            Issue.record("a cold item cannot be ready: \(moved), window \(player.windowIndexes)")
             return
         }
         let arrived = player.waitForFirstFrame(of: 15, timeout: 30)
