@@ -1,8 +1,5 @@
 import Dispatch
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Runs a ``PrefetchPolicy`` against a ``PrefetchPreparer`` on Dispatch, within a memory budget.
 ///
@@ -31,7 +28,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     /// a swipe nor the decode of the item on screen competes with returning memory to the system.
     private let reclaim = DispatchQueue(label: "videofeed.prefetch.reclaim")
     private let reclaiming = DispatchGroup()
-    private let lanes: [DispatchQueue]
+    private let lanes: [WorkerLane]
     private var laneBusy: [Bool]
     private var policy: any PrefetchPolicy
     private var feedLength: Int
@@ -84,10 +81,14 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         self.wraps = wraps
         self.workerCount = max(1, workers)
         self.budget = budget
-        // One more lane than workers: kept for the current item when the others are busy.
-        self.lanes = (0...max(1, workers)).map { DispatchQueue(label: "videofeed.prefetch.worker\($0)") }
+        // One more lane than workers, at normal priority: kept for the item on screen.
+        self.lanes = (0...max(1, workers)).map {
+            WorkerLane(name: "videofeed.prefetch.worker\($0)", nice: $0 == max(1, workers) ? 0 : 10)
+        }
         self.laneBusy = Array(repeating: false, count: max(1, workers) + 1)
     }
+
+    deinit { for lane in lanes { lane.stop() } }
 
     /// Receives every ``PrefetchEvent``, on the control queue: return quickly.
     public func setEventHandler(_ handler: (@Sendable (PrefetchEvent) -> Void)?) {
@@ -282,11 +283,11 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         }
     }
 
-    /// Starts queued jobs on free lanes, most urgent first. The current item never waits for a lane: when every
-    /// regular lane is busy it runs on a lane kept for it.
+    /// Starts queued jobs on free lanes, most urgent first. The item on screen runs on the lane kept for it (normal
+    /// priority), so it never waits for a background lane; the others run on background lanes (nice 10).
     private func pump() {
         if let urgent = slots[current], let job = urgent.job, !job.running, let wanted = urgent.wanted,
-           laneBusy.prefix(workerCount).allSatisfy({ $0 }), !laneBusy[workerCount] {
+           !laneBusy[workerCount] {
             job.running = true
             job.lane = workerCount
             laneBusy[workerCount] = true
@@ -325,9 +326,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
             deliver: { [unowned self] frame in self.control.async { self.deliver(frame, to: index, job: job) } },
             reached: { [unowned self] stage in self.control.async { self.reach(stage, index: index, job: job) } })
         job.work = work
-        let urgent = index == current
         lanes[lane].async { [self] in
-            Self.setWorkerPriority(urgent: urgent)
             let result: Result<Preparer.Handle?, any Error>
             if job.token.isCancelled {
                 result = .failure(CancellationError())
@@ -336,15 +335,6 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
             }
             control.async { self.finish(index: index, job: job, result: result) }
         }
-    }
-
-    /// Prefetch work for other items yields the CPU: those workers run at nice 10, the current item's at nice 0, so
-    /// the front end and the item on screen are scheduled first even when every core is decoding.
-    private static func setWorkerPriority(urgent: Bool) {
-        #if os(Linux)
-        // On Linux, PRIO_PROCESS with 0 changes only the calling thread.
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, urgent ? 0 : 10)
-        #endif
     }
 
     private func reach(_ stage: PrefetchStage, index: Int, job: Job) {
