@@ -25,10 +25,13 @@ final class MockPreparer: PrefetchPreparer {
     let failing: Set<Int>
     let framesPerItem: Int
     let gate: DispatchSemaphore?
+    /// Seconds each frame takes to "decode".
+    let frameDelay: Double
     let log = Mutex(Log())
 
     init(frameBytes: Int = 100, frameDuration: Double = 0.25, failing: Set<Int> = [], framesPerItem: Int = 1000,
-         gated: Bool = false) {
+         gated: Bool = false, frameDelay: Double = 0) {
+        self.frameDelay = frameDelay
         self.frameBytes = frameBytes
         self.frameDuration = frameDuration
         self.failing = failing
@@ -68,6 +71,7 @@ final class MockPreparer: PrefetchPreparer {
         if handle == nil, !job.reached(.probed) { return produced }
         while produced < framesPerItem {
             if job.token.isCancelled { return produced }
+            if frameDelay > 0 { Thread.sleep(forTimeInterval: frameDelay) }
             let more = job.deliver(MockFrame(index: job.index, number: produced, bytes: frameBytes))
             produced += 1
             if !more { break }
