@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Media", targets: ["Media"]),
         .library(name: "Feed", targets: ["Feed"]),
+        .library(name: "Thumbnails", targets: ["Thumbnails"]),
         .executable(name: "videofeed", targets: ["videofeed"]),
     ],
     dependencies: [
@@ -23,11 +24,13 @@ let package = Package(
         ),
         .target(name: "Media", dependencies: ["CFFmpeg"]),
         .target(name: "Feed"),
+        .target(name: "Thumbnails", dependencies: ["Media", "Feed"]),
         .executableTarget(
             name: "videofeed",
             dependencies: [
                 "Media",
                 "Feed",
+                "Thumbnails",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -38,6 +41,7 @@ let package = Package(
             dependencies: ["Feed"],
             exclude: ["Samples", "feed_server.py"]
         ),
+        .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "Media", "Feed", "TestSupport"]),
         .testTarget(name: "videofeedTests", dependencies: ["videofeed", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,94 @@
+import Dispatch
+import Feed
+import Foundation
+import Media
+import Synchronization
+
+extension ThumbnailBatch {
+    /// A finished item: its card and, when it failed, why.
+    struct Outcome {
+        var card: ThumbnailCard
+        var failure: Error?
+        var status: ThumbnailCard.Status { card.status }
+    }
+
+    /// Renders one item under the time limit and writes its files; never throws.
+    func process(_ item: FeedItem, previous: ThumbnailCard?) -> Outcome {
+        let options = configuration.options
+        let source = item.source.isFileURL ? item.source.path : item.source.absoluteString
+        let stamp = SourceStamp(item: item)
+        var card = ThumbnailCard(
+            publicID: item.publicID, createdAt: ISO8601DateFormatter().string(from: item.createdAt),
+            thumbnails: [], source: source, status: .ok, sourceSize: stamp.size, sourceMtime: stamp.mtime,
+            sourceEtag: stamp.etag, options: options.fingerprint)
+        let token = CancellationToken()
+        let timedOut = Atomic<Bool>(false)
+        let finished = Atomic<Bool>(false)
+        var openOptions = OpenOptions()
+        if let limit = configuration.timeLimit {
+            openOptions.openTimeout = min(limit, openOptions.openTimeout ?? limit)
+            openOptions.readTimeout = min(limit, openOptions.readTimeout ?? limit)
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit) {
+                if !finished.load(ordering: .acquiring) {
+                    timedOut.store(true, ordering: .releasing)
+                    token.cancel()
+                }
+            }
+        }
+        defer { finished.store(true, ordering: .releasing) }
+        let renderer = ThumbnailRenderer(options: options, openOptions: openOptions)
+        let failure: Error?
+        do {
+            let rendered = try renderer.render(path: source, cancellation: token)
+            card.thumbnails = try write(rendered.images, for: item.publicID)
+            card.width = rendered.images.first?.width
+            card.height = rendered.images.first?.height
+            card.duration = rendered.duration
+            card.blank = rendered.blank ? true : nil
+            card.frameTimes = rendered.times
+            card.toneMapping = rendered.toneMapping == .none ? nil : rendered.toneMapping.rawValue
+            failure = nil
+        } catch let error as Error {
+            failure = error
+        } catch let error as MediaError {
+            if error.kind == .cancelled && timedOut.load(ordering: .acquiring) {
+                failure = .timedOut(item: item.publicID, seconds: configuration.timeLimit ?? 0)
+            } else {
+                failure = .renderFailed(item: item.publicID, underlying: error)
+            }
+        } catch {
+            failure = .renderFailed(item: item.publicID, underlying: MediaError(
+                .other, operation: "thumbnail", item: source, message: String(describing: error)))
+        }
+        if let failure {
+            card.status = .failed
+            card.error = failure.description
+        }
+        removeOutputs(previous?.thumbnails ?? [], keeping: card.thumbnails)
+        return Outcome(card: card, failure: failure)
+    }
+
+    /// Encodes and writes each image atomically; returns the paths relative to the output folder.
+    private func write(_ images: [Image], for publicID: String) throws(Error) -> [String] {
+        let options = configuration.options
+        let encoder = ImageEncoder(format: options.format, quality: options.quality)
+        let relative = OutputPath.relative(for: publicID)
+        var paths: [String] = []
+        for (i, image) in images.enumerated() {
+            let suffix = (i == 0 ? "" : ".\(i + 1)") + "." + options.format.fileExtension
+            let url = OutputPath.file(for: publicID, suffix: suffix, in: configuration.output)
+            do {
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(),
+                                                        withIntermediateDirectories: true)
+                try encoder.write(image, to: url.path)
+            } catch let error as MediaError {
+                throw .writeFailed(item: publicID, underlying: error)
+            } catch {
+                throw .writeFailed(item: publicID, underlying: MediaError(
+                    .io, operation: "write", item: url.path, message: error.localizedDescription))
+            }
+            paths.append(relative + suffix)
+        }
+        return paths
+    }
+}

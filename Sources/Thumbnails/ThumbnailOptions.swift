@@ -1,0 +1,36 @@
+import Media
+
+/// How each thumbnail is chosen and rendered.
+public struct ThumbnailOptions: Sendable, Hashable, Codable {
+    /// Where the thumbnails are taken; one output image each (ignored when ``sheet`` is set).
+    public var positions: [FramePosition]
+    /// The box the upright picture is fitted into; a height of 0 means "by aspect" (only the width limits).
+    /// With ``square`` the width is the side of the square.
+    public var box: Size
+    /// Crop the center square instead of fitting the whole picture.
+    public var square: Bool
+    /// Output file format.
+    public var format: ImageFormat
+    /// JPEG and WebP quality, 1…100.
+    public var quality: Int
+    /// Render one contact sheet instead of one image per position.
+    public var sheet: SheetLayout?
+
+    /// The defaults: one thumbnail at 10 %, 320 wide, JPEG quality 85.
+    public init(positions: [FramePosition] = [.fraction(0.1)], box: Size = Size(width: 320, height: 0),
+                square: Bool = false, format: ImageFormat = .jpeg, quality: Int = 85, sheet: SheetLayout? = nil) {
+        self.positions = positions.isEmpty ? [.fraction(0.1)] : positions
+        self.box = box
+        self.square = square
+        self.format = format
+        self.quality = quality
+        self.sheet = sheet
+    }
+
+    /// A stable text naming every option that changes the output; a card made with other options is redone.
+    public var fingerprint: String {
+        let at = positions.map(\.description).joined(separator: ",")
+        return "at=\(at);box=\(box);square=\(square);format=\(format.rawValue);q=\(quality);"
+            + "sheet=\(sheet?.description ?? "-");v=1"
+    }
+}

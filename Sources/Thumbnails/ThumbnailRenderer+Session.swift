@@ -1,0 +1,98 @@
+import Media
+
+extension ThumbnailRenderer {
+    /// The open file and its decoders while one item is rendered: seeks for each position, falling back to
+    /// decoding from the start when the container cannot seek.
+    struct Session {
+        let file: MediaFile
+        let stream: StreamInfo
+        let still: Bool
+        let duration: Double?
+        let tone: ToneMapping
+        let threads: Int
+        private var decoder: VideoDecoder?
+        private var keyframeDecoder: VideoDecoder?
+
+        init(file: MediaFile, stream: StreamInfo, still: Bool, duration: Double?, tone: ToneMapping, threads: Int) {
+            self.file = file
+            self.stream = stream
+            self.still = still
+            self.duration = duration
+            self.tone = tone
+            self.threads = threads
+        }
+
+        /// The first frame at or after `target` seconds, else the keyframe before it, else the last frame.
+        mutating func frame(at target: Double) throws -> VideoFrame {
+            let d = try openDecoder()
+            if still || target <= 0 {
+                try? d.seek(to: 0, mode: .fast)
+                if let f = try d.nextFrame() { return f }
+            } else {
+                do {
+                    try d.seek(to: target, mode: .exact)
+                    if let f = try d.nextFrame() { return f }
+                    try d.seek(to: target, mode: .fast)
+                    if let f = try d.nextFrame() { return f }
+                } catch let error as MediaError where error.kind != .cancelled && error.kind != .timedOut {
+                    // Not seekable (or past the end): decode from the start instead.
+                }
+                let fresh = try VideoDecoder(file: file, options: DecoderOptions(threadCount: threads))
+                try? fresh.seek(to: 0, mode: .fast)
+                decoder = fresh
+                var last: VideoFrame?
+                while let f = try fresh.nextFrame() {
+                    last = f
+                    if let t = f.time, t >= target { break }
+                }
+                if let last { return last }
+            }
+            throw MediaError(.invalidData, operation: "thumbnail", item: file.item, message: "no frame could be decoded")
+        }
+
+        /// `auto`: keyframe candidates first, exact frames at the same times when every keyframe is blank.
+        mutating func chooseAuto(converter: FrameConverter) throws -> FrameChooser.Choice {
+            let times = FrameChooser.sampleTimes(duration: duration ?? 0)
+            if keyframeDecoder == nil {
+                keyframeDecoder = try VideoDecoder(file: file,
+                                                   options: DecoderOptions(threadCount: threads, keyframesOnly: true))
+            }
+            var candidates: [FrameChooser.Candidate] = []
+            var seen = Set<Double>()
+            for t in times {
+                guard let kd = keyframeDecoder else { break }
+                do { try kd.seek(to: t, mode: .fast) } catch let e as MediaError where e.kind != .cancelled { break }
+                guard let f = try kd.nextFrame() else { continue }
+                let key = f.time ?? -1
+                if seen.contains(key) { continue }
+                seen.insert(key)
+                candidates.append(try candidate(f, converter))
+            }
+            if candidates.allSatisfy({ $0.stats.isBlank }) {
+                for t in times {
+                    let f = try frame(at: t)
+                    if let time = f.time, seen.contains(time) { continue }
+                    seen.insert(f.time ?? -1)
+                    candidates.append(try candidate(f, converter))
+                }
+            }
+            guard let choice = FrameChooser.choose(candidates) else {
+                throw MediaError(.invalidData, operation: "thumbnail", item: file.item,
+                                 message: "no frame could be decoded")
+            }
+            return choice
+        }
+
+        private func candidate(_ f: VideoFrame, _ converter: FrameConverter) throws -> FrameChooser.Candidate {
+            let image = try converter.convert(f)
+            return FrameChooser.Candidate(image: image, time: f.time, stats: LumaStatistics(tone.apply(to: image)))
+        }
+
+        private mutating func openDecoder() throws -> VideoDecoder {
+            if let decoder { return decoder }
+            let d = try VideoDecoder(file: file, options: DecoderOptions(threadCount: threads))
+            decoder = d
+            return d
+        }
+    }
+}
