@@ -12,6 +12,7 @@ extension ThumbnailRenderer {
         let threads: Int
         private var decoder: VideoDecoder?
         private var keyframeDecoder: VideoDecoder?
+        private var firstFrame: VideoFrame?
 
         init(file: MediaFile, stream: StreamInfo, still: Bool, duration: Double?, tone: ToneMapping, threads: Int) {
             self.file = file
@@ -23,27 +24,34 @@ extension ThumbnailRenderer {
         }
 
         /// The first frame at or after `target` seconds, else the keyframe before it, else the last frame.
-        mutating func frame(at target: Double) throws -> VideoFrame {
-            let d = try openDecoder()
+        mutating func frame(at requested: Double) throws -> VideoFrame {
+            // Past the end means the last frames: aim just before the end.
+            let target = duration.map { min(requested, max(0, $0 - 0.05)) } ?? requested
             if still || target <= 0 {
-                try? d.seek(to: 0, mode: .fast)
-                if let f = try d.nextFrame() { return f }
+                // Decode the start once and keep it: image pipes (JPEG, PNG) cannot seek back at all.
+                if let firstFrame { return firstFrame }
+                let d = try openDecoder()
+                if let f = try d.nextFrame() {
+                    firstFrame = f
+                    return f
+                }
             } else {
+                let d = try openDecoder()
                 do {
                     try d.seek(to: target, mode: .exact)
                     if let f = try d.nextFrame() { return f }
-                    try d.seek(to: target, mode: .fast)
-                    if let f = try d.nextFrame() { return f }
                 } catch let error as MediaError where error.kind != .cancelled && error.kind != .timedOut {
-                    // Not seekable (or past the end): decode from the start instead.
+                    // Not seekable: decode from the start instead.
                 }
-                let fresh = try VideoDecoder(file: file, options: DecoderOptions(threadCount: threads))
-                try? fresh.seek(to: 0, mode: .fast)
-                decoder = fresh
+                // No frame at or after the target (a short GIF, a duration that overstates): decode from the start
+                // and keep the last frame before the target.
+                let restarted = try VideoDecoder(file: file, options: DecoderOptions(threadCount: threads))
+                try? restarted.seek(to: 0, mode: .fast)
+                decoder = restarted
                 var last: VideoFrame?
-                while let f = try fresh.nextFrame() {
+                while let f = try restarted.nextFrame() {
+                    if let t = f.time, t > target, last != nil { break }
                     last = f
-                    if let t = f.time, t >= target { break }
                 }
                 if let last { return last }
             }

@@ -33,7 +33,8 @@ public struct ThumbnailRenderer: Sendable {
                              message: "no video stream or cover picture in \(file.info.container)")
         }
         let duration = file.info.duration ?? stream.duration
-        let still = stream.isAttachedPicture || stream.frameCount == 1 || !((duration ?? 0) > 0)
+        let oneFrame = stream.averageFrameRate.value.map { (duration ?? 0) <= 1.5 / $0 } ?? false
+        let still = stream.isAttachedPicture || stream.frameCount == 1 || !((duration ?? 0) > 0) || oneFrame
         let tone = ToneMapping(stream: stream)
         var session = Session(file: file, stream: stream, still: still, duration: duration, tone: tone,
                               threads: decoderThreads)

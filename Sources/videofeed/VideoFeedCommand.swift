@@ -6,6 +6,6 @@ struct VideoFeedCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "videofeed",
         abstract: "VideoFeedEngine's headless tools: probe media, dump frames, list feeds, run the demo job.",
-        subcommands: [ProbeCommand.self, DumpCommand.self, FeedCommand.self, DemoCommand.self]
+        subcommands: [ProbeCommand.self, DumpCommand.self, FeedCommand.self, DemoCommand.self, ThumbsCommand.self]
     )
 }
