@@ -42,7 +42,7 @@ let package = Package(
             exclude: ["Samples", "feed_server.py"]
         ),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "Media", "Feed", "TestSupport"]),
-        .testTarget(name: "videofeedTests", dependencies: ["videofeed", "TestSupport"]),
+        .testTarget(name: "videofeedTests", dependencies: ["videofeed", "Media", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
