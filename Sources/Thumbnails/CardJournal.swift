@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// The cards of a running batch, shared by its workers, and their periodic atomic flush to the card file.
+/// Its state is behind a ``Locked``; flushes are serialised by a second one.
 final class CardJournal: Sendable {
     private struct State {
         var cards: [String: ThumbnailCard]
@@ -10,15 +10,15 @@ final class CardJournal: Sendable {
         var lastFlush = DispatchTime.now()
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     /// Serialises flushes so two workers never write the file at the same time.
-    private let writing = Mutex(())
+    private let writing = Locked(())
     private let file: URL
 
     init(cards: [ThumbnailCard], file: URL) {
         var byID: [String: ThumbnailCard] = [:]
         for card in cards { byID[card.publicID] = card }
-        self.state = Mutex(State(cards: byID))
+        self.state = Locked(State(cards: byID))
         self.file = file
     }
 

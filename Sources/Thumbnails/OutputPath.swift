@@ -5,8 +5,8 @@ import Foundation
 /// Folders are kept (`travel/lisbon/tram`), but empty, `.` and `..` components are dropped, so no absolute path or
 /// parent reference survives; control characters and backslashes become `_`; a component starting with `.` gets a
 /// `_` in front (no hidden files, no clash with temporary files); components are cut to 100 bytes and the path to
-/// 8 folders. When anything had to change, `~` and 8 hex digits of the id's stable hash are appended, so two hostile
-/// ids that sanitise alike still get different files.
+/// its last 9 components. When anything had to change, `~` and 8 hex digits of the id's stable hash are appended,
+/// so two hostile ids that sanitise alike still get different files.
 public enum OutputPath {
     /// The relative path (without extension) for `publicID`.
     public static func relative(for publicID: String) -> String {
@@ -18,7 +18,8 @@ public enum OutputPath {
                 continue
             }
             var part = String(String.UnicodeScalarView(raw.unicodeScalars.map { scalar in
-                if scalar.value < 0x20 || scalar.value == 0x7f || scalar == "\\" || (0x80...0x9f).contains(scalar.value) {
+                let control = scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value)
+                if control || scalar == "\\" {
                     changed = true
                     return "_"
                 }

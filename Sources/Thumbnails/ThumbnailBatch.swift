@@ -12,8 +12,8 @@ import Synchronization
 /// file are written atomically; the card file is rewritten whole at most about once a second while the batch runs
 /// and at the end, so a killed batch leaves complete files and a rerun redoes only what has no card yet.
 ///
-/// Workers are `jobs` dedicated serial Dispatch queues (each its own thread), so the blocking FFmpeg calls never
-/// occupy Swift's cooperative pool.
+/// Workers are `jobs` dedicated serial Dispatch queues (each its own thread) taking item indices from an atomic
+/// counter, so the blocking FFmpeg calls never occupy Swift's cooperative pool.
 public final class ThumbnailBatch: Sendable {
     /// How a batch runs.
     public struct Configuration: Sendable {
@@ -104,17 +104,14 @@ public final class ThumbnailBatch: Sendable {
         let journal = CardJournal(cards: plan.kept, file: cardURL)
         try journal.flush()
 
-        let queue = Mutex(0)
-        let failures = Mutex<[Error]>([])
+        let nextIndex = Atomic<Int>(0)
+        let failures = Locked<[Error]>([])
         let todo = plan.todo
         let group = DispatchGroup()
         for worker in 0..<min(configuration.jobs, max(1, todo.count)) {
             DispatchQueue(label: "ThumbnailBatch.worker.\(worker)", qos: .userInitiated).async(group: group) {
                 while true {
-                    let index = queue.withLock { next -> Int in
-                        defer { next += 1 }
-                        return next
-                    }
+                    let index = nextIndex.wrappingAdd(1, ordering: .relaxed).oldValue
                     guard index < todo.count else { return }
                     let (item, previous) = todo[index]
                     let card = self.process(item, previous: previous)

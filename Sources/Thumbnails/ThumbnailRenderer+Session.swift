@@ -55,7 +55,8 @@ extension ThumbnailRenderer {
                 }
                 if let last { return last }
             }
-            throw MediaError(.invalidData, operation: "thumbnail", item: file.item, message: "no frame could be decoded")
+            throw MediaError(.invalidData, operation: "thumbnail", item: file.item,
+                             message: "no frame could be decoded")
         }
 
         /// `auto`: keyframe candidates first, exact frames at the same times when every keyframe is blank.

@@ -104,9 +104,10 @@ struct ThumbsRunCommand: ParsableCommand {
             positions: FramePosition.parseList(at) ?? [], box: size ?? Size(width: 320, height: 0),
             square: square, format: ImageFormat(name: format) ?? .jpeg, quality: quality,
             sheet: sheet.flatMap { SheetLayout(parsing: $0) })
-        let loader = try feedSource.makeLoader(format: feedFormat?.feedFormat)
         let page: FeedPage
-        switch BlockingTask.run({ try await loader.loadAll() }) {
+        let source = feedSource
+        let format = feedFormat?.feedFormat
+        switch BlockingTask.run({ try await source.makeLoader(format: format).loadAll() }) {
         case .success(let loaded): page = loaded
         case .failure(let error):
             Console.error("thumbs: cannot read the feed: \(error)")

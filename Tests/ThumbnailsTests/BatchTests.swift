@@ -150,7 +150,8 @@ import Testing
         let server = try SilentServer()
         let stuck = FeedItem(publicID: "stuck", createdAt: Date(),
                              source: URL(string: "http://127.0.0.1:\(server.port)/clip.mp4")!)
-        let fine = FeedItem(publicID: "fine", createdAt: Date(), source: URL(fileURLWithPath: TestFixtures.media("hevc.mp4")))
+        let fine = FeedItem(publicID: "fine", createdAt: Date(),
+                            source: URL(fileURLWithPath: TestFixtures.media("hevc.mp4")))
         let out = try TestFixtures.temporaryFolder("thumbs-timeout")
         let summary = try ThumbnailBatch(feed: [stuck, fine],
                                          configuration: .init(output: out, jobs: 2, timeLimit: 0.5)).run()

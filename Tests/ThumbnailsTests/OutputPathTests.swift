@@ -4,7 +4,8 @@ import Testing
 
 /// public_id → file name: folders kept, nothing escapes the output folder.
 @Suite struct OutputPathTests {
-    static let hostile = ["../x", "/etc/x", "a/../../b", "..", "/", "", "./.", "a//b", String(repeating: "z", count: 5000),
+    static let hostile = ["../x", "/etc/x", "a/../../b", "..", "/", "", "./.", "a//b",
+                          String(repeating: "z", count: 5000),
                           "evil\u{0}name", "line\nbreak\u{1b}[31m", "back\\slash\\..\\..", ".hidden", "a/./b/../../..",
                           String(repeating: "d/", count: 50) + "deep", "résumé/ünïcode"]
 

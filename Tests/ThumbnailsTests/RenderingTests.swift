@@ -5,7 +5,8 @@ import Testing
 
 /// Frame choice and rendering on the committed fixtures and a few generated clips.
 @Suite struct RenderingTests {
-    @Test("every playable fixture gives a thumbnail 320 wide with the picture's aspect", arguments: TestFixtures.mediaNames)
+    @Test("every playable fixture gives a thumbnail 320 wide with the picture's aspect",
+          arguments: TestFixtures.mediaNames)
     func defaultSize(name: String) throws {
         let path = TestFixtures.media(name)
         let shown = try #require(MediaFile(path: path).info.primaryVideoStream).displaySize
@@ -121,7 +122,8 @@ import Testing
         #expect(result.images[0].size == Size(width: 300, height: 2 * 75))
     }
 
-    @Test("a bad input is a typed error naming the item", arguments: ["empty.mp4", "random.mp4", "audio_only.m4a", "text.txt"])
+    @Test("a bad input is a typed error naming the item",
+          arguments: ["empty.mp4", "random.mp4", "audio_only.m4a", "text.txt"])
     func badInput(name: String) throws {
         let path = TestFixtures.bad(name)
         #expect {
