@@ -15,22 +15,27 @@ public struct ThumbnailOptions: Sendable, Hashable, Codable {
     public var quality: Int
     /// Render one contact sheet instead of one image per position.
     public var sheet: SheetLayout?
+    /// Take the keyframe at or before each position instead of the exact frame: one decoded frame per position
+    /// instead of everything from the keyframe on. What ffmpegthumbnailer does.
+    public var fastSeek: Bool
 
     /// The defaults: one thumbnail at 10 %, 320 wide, JPEG quality 85.
     public init(positions: [FramePosition] = [.fraction(0.1)], box: Size = Size(width: 320, height: 0),
-                square: Bool = false, format: ImageFormat = .jpeg, quality: Int = 85, sheet: SheetLayout? = nil) {
+                square: Bool = false, format: ImageFormat = .jpeg, quality: Int = 85, sheet: SheetLayout? = nil,
+                fastSeek: Bool = false) {
         self.positions = positions.isEmpty ? [.fraction(0.1)] : positions
         self.box = box
         self.square = square
         self.format = format
         self.quality = quality
         self.sheet = sheet
+        self.fastSeek = fastSeek
     }
 
     /// A stable text naming every option that changes the output; a card made with other options is redone.
     public var fingerprint: String {
         let at = positions.map(\.description).joined(separator: ",")
         return "at=\(at);box=\(box);square=\(square);format=\(format.rawValue);q=\(quality);"
-            + "sheet=\(sheet?.description ?? "-");v=1"
+            + "sheet=\(sheet?.description ?? "-");fast=\(fastSeek);v=1"
     }
 }

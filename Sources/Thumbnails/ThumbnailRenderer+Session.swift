@@ -10,20 +10,24 @@ extension ThumbnailRenderer {
         let duration: Double?
         let tone: ToneMapping
         let threads: Int
+        let fastSeek: Bool
         private var decoder: VideoDecoder?
         private var keyframeDecoder: VideoDecoder?
         private var firstFrame: VideoFrame?
 
-        init(file: MediaFile, stream: StreamInfo, still: Bool, duration: Double?, tone: ToneMapping, threads: Int) {
+        init(file: MediaFile, stream: StreamInfo, still: Bool, duration: Double?, tone: ToneMapping, threads: Int,
+             fastSeek: Bool) {
             self.file = file
             self.stream = stream
             self.still = still
             self.duration = duration
             self.tone = tone
             self.threads = threads
+            self.fastSeek = fastSeek
         }
 
-        /// The first frame at or after `target` seconds, else the keyframe before it, else the last frame.
+        /// The first frame at or after `target` seconds (with `fastSeek` the keyframe at or before it), else the last
+        /// frame.
         mutating func frame(at requested: Double) throws -> VideoFrame {
             // Past the end means the last frames: aim just before the end.
             let target = duration.map { min(requested, max(0, $0 - 0.05)) } ?? requested
@@ -38,7 +42,7 @@ extension ThumbnailRenderer {
             } else {
                 let d = try openDecoder()
                 do {
-                    try d.seek(to: target, mode: .exact)
+                    try d.seek(to: target, mode: fastSeek ? .fast : .exact)
                     if let f = try d.nextFrame() { return f }
                 } catch let error as MediaError where error.kind != .cancelled && error.kind != .timedOut {
                     // Not seekable: decode from the start instead.

@@ -37,7 +37,7 @@ public struct ThumbnailRenderer: Sendable {
         let still = stream.isAttachedPicture || stream.frameCount == 1 || !((duration ?? 0) > 0) || oneFrame
         let tone = ToneMapping(stream: stream)
         var session = Session(file: file, stream: stream, still: still, duration: duration, tone: tone,
-                              threads: decoderThreads)
+                              threads: decoderThreads, fastSeek: options.fastSeek)
         var result = RenderedThumbnails(images: [], times: [], duration: duration, sourceSize: stream.displaySize,
                                         blank: false, toneMapping: tone)
         if let sheet = options.sheet {

@@ -37,6 +37,9 @@ struct ThumbsRunCommand: ParsableCommand {
     @Flag(help: "Crop the center square instead of fitting the whole picture.")
     var square = false
 
+    @Flag(help: "Take the keyframe at or before each position instead of the exact frame (faster).")
+    var fastSeek = false
+
     @Option(help: "Image format: jpg, png or webp.")
     var format: String = "jpg"
 
@@ -103,7 +106,7 @@ struct ThumbsRunCommand: ParsableCommand {
         let options = ThumbnailOptions(
             positions: FramePosition.parseList(at) ?? [], box: size ?? Size(width: 320, height: 0),
             square: square, format: ImageFormat(name: format) ?? .jpeg, quality: quality,
-            sheet: sheet.flatMap { SheetLayout(parsing: $0) })
+            sheet: sheet.flatMap { SheetLayout(parsing: $0) }, fastSeek: fastSeek)
         let page: FeedPage
         let source = feedSource
         let format = feedFormat?.feedFormat

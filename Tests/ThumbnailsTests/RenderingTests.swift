@@ -114,6 +114,16 @@ import Testing
         #expect(times[0] < times[1] && times[1] < times[2])
     }
 
+    @Test("fast seek takes the keyframe at or before the position, exact seek the frame at or after it")
+    func fastSeek() throws {
+        let path = TestFixtures.media("h264_portrait.mp4")
+        let fast = try ThumbnailRenderer(options: ThumbnailOptions(positions: [.fraction(0.5)], fastSeek: true))
+            .render(path: path)
+        let exact = try ThumbnailRenderer(options: ThumbnailOptions(positions: [.fraction(0.5)])).render(path: path)
+        let fastTime = try #require(fast.times[0]), exactTime = try #require(exact.times[0])
+        #expect(fastTime < 1.0 && exactTime >= 1.0 - 0.01, "fast \(fastTime), exact \(exactTime)")
+    }
+
     @Test("a contact sheet is one image of columns x rows tiles")
     func sheet() throws {
         let options = ThumbnailOptions(box: Size(width: 300, height: 0), sheet: SheetLayout(columns: 3, rows: 2))
