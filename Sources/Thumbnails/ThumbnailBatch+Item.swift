@@ -23,19 +23,20 @@ extension ThumbnailBatch {
             sourceEtag: stamp.etag, options: options.fingerprint)
         let token = CancellationToken()
         let timedOut = Atomic<Bool>(false)
-        let finished = Atomic<Bool>(false)
         var openOptions = OpenOptions()
+        var timer: DispatchWorkItem?
         if let limit = configuration.timeLimit {
             openOptions.openTimeout = min(limit, openOptions.openTimeout ?? limit)
             openOptions.readTimeout = min(limit, openOptions.readTimeout ?? limit)
-            DispatchQueue.global().asyncAfter(deadline: .now() + limit) {
-                if !finished.load(ordering: .acquiring) {
-                    timedOut.store(true, ordering: .releasing)
-                    token.cancel()
-                }
+            let fire = DispatchWorkItem {
+                timedOut.store(true, ordering: .releasing)
+                token.cancel()
             }
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit, execute: fire)
+            timer = fire
         }
-        defer { finished.store(true, ordering: .releasing) }
+        // A finished item's timer never fires.
+        defer { timer?.cancel() }
         let renderer = ThumbnailRenderer(options: options, openOptions: openOptions)
         let failure: Error?
         do {

@@ -46,7 +46,11 @@ public struct ThumbnailRenderer: Sendable {
             var tiles: [Image] = []
             for position in sheet.positions {
                 let frame = try session.frame(at: position.target(duration: duration) ?? 0)
-                tiles.append(try finish(converter.convert(frame), tone: tone, side: tileWidth))
+                var tile = try finish(converter.convert(frame), tone: tone, side: tileWidth)
+                if options.timestamps, !still, let time = frame.time {
+                    tile = TimestampLabel.draw(TimestampLabel.text(time), on: tile)
+                }
+                tiles.append(tile)
             }
             let cell = tiles.first!.size
             result.images = [ImageOperations.sheet(tiles, columns: sheet.columns, rows: sheet.rows, cell: cell)]

@@ -52,6 +52,9 @@ struct ThumbsRunCommand: ParsableCommand {
     @Option(help: "One contact sheet of CxR tiles per item instead of single thumbnails.")
     var sheet: String?
 
+    @Flag(help: "With --sheet, draw each tile's time in its corner.")
+    var timestamps = false
+
     @Option(help: "Render only shard i of n (0-based), e.g. 2/8.")
     var shard: String?
 
@@ -106,7 +109,8 @@ struct ThumbsRunCommand: ParsableCommand {
         let options = ThumbnailOptions(
             positions: FramePosition.parseList(at) ?? [], box: size ?? Size(width: 320, height: 0),
             square: square, format: ImageFormat(name: format) ?? .jpeg, quality: quality,
-            sheet: sheet.flatMap { SheetLayout(parsing: $0) }, fastSeek: fastSeek)
+            sheet: sheet.flatMap { SheetLayout(parsing: $0) }, fastSeek: fastSeek,
+            timestamps: timestamps)
         let page: FeedPage
         let source = feedSource
         let format = feedFormat?.feedFormat

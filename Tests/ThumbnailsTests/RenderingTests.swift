@@ -132,6 +132,22 @@ import Testing
         #expect(result.images[0].size == Size(width: 300, height: 2 * 75))
     }
 
+    @Test("timestamps on a sheet draw white digits on black in each tile's corner, and nothing else changes")
+    func sheetTimestamps() throws {
+        let layout = SheetLayout(columns: 2, rows: 1)
+        let plain = try ThumbnailRenderer(options: ThumbnailOptions(box: Size(width: 320, height: 0), sheet: layout))
+            .render(path: TestFixtures.media("vfr.mp4")).images[0]
+        let labelled = try ThumbnailRenderer(options: ThumbnailOptions(
+            box: Size(width: 320, height: 0), sheet: layout, timestamps: true))
+            .render(path: TestFixtures.media("vfr.mp4")).images[0]
+        #expect(plain.size == labelled.size)
+        #expect(plain.bytes != labelled.bytes)
+        // The second tile's label box starts at x = 160; its corner pixel is black, the top-right stays as it was.
+        #expect(Array(labelled.pixel(x: 161, y: labelled.height - 1)) == [0, 0, 0])
+        #expect(labelled.pixel(x: 319, y: 0) == plain.pixel(x: 319, y: 0))
+        #expect(TimestampLabel.text(65.24) == "1:05.2")
+    }
+
     @Test("a bad input is a typed error naming the item",
           arguments: ["empty.mp4", "random.mp4", "audio_only.m4a", "text.txt"])
     func badInput(name: String) throws {
