@@ -34,7 +34,10 @@ extension ThumbnailRenderer {
             if still || target <= 0 {
                 // Decode the start once and keep it: image pipes (JPEG, PNG) cannot seek back at all.
                 if let firstFrame { return firstFrame }
+                let used = decoder != nil
                 let d = try openDecoder()
+                // Only a video gets here with a used decoder (a still caches its frame on the first call).
+                if used { try? d.seek(to: 0, mode: .fast) }
                 if let f = try d.nextFrame() {
                     firstFrame = f
                     return f

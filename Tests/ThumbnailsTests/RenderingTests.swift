@@ -124,6 +124,13 @@ import Testing
         #expect(fastTime < 1.0 && exactTime >= 1.0 - 0.01, "fast \(fastTime), exact \(exactTime)")
     }
 
+    @Test("a position at the start after a later one goes back to the first frame")
+    func backToStart() throws {
+        let result = try ThumbnailRenderer(options: ThumbnailOptions(positions: [.fraction(0.5), .seconds(0)]))
+            .render(path: TestFixtures.media("h264_portrait.mp4"))
+        #expect(result.times.map { $0 ?? -1 } == [1.0, 0.0])
+    }
+
     @Test("a contact sheet is one image of columns x rows tiles")
     func sheet() throws {
         let options = ThumbnailOptions(box: Size(width: 300, height: 0), sheet: SheetLayout(columns: 3, rows: 2))
