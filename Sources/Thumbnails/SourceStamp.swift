@@ -2,8 +2,9 @@ import Feed
 import Foundation
 
 /// What identifies a version of an item's source, for incremental runs: size and modification time of a local
-/// file; the listing's ETag (else its `updated_at`) for a URL. A URL item whose listing carries neither is always
-/// redone.
+/// file; the listing's ETag (else its `updated_at`) for a URL, and when the listing carries neither, the server's
+/// `ETag` or `Last-Modified` from a `HEAD` request made by the worker (``RemoteStamp``). A URL whose version cannot
+/// be learnt at all is always redone.
 struct SourceStamp: Equatable {
     var size: Int64?
     var mtime: Double?
@@ -19,6 +20,9 @@ struct SourceStamp: Equatable {
             etag = item.etag ?? item.updatedAt.map { ISO8601DateFormatter().string(from: $0) }
         }
     }
+
+    /// Whether the stamp needs a `HEAD` request to be known: a URL item whose listing says nothing of its version.
+    var needsRemoteCheck: Bool { size == nil && mtime == nil && etag == nil }
 
     /// Whether `card` was made from this version of the source.
     func matches(_ card: ThumbnailCard) -> Bool {

@@ -9,6 +9,8 @@ extension ThumbnailBatch {
     struct Outcome {
         var card: ThumbnailCard
         var failure: Error?
+        /// The item turned out unchanged (a URL whose `HEAD` answer matches its card) and was not rendered.
+        var skipped = false
         var status: ThumbnailCard.Status { card.status }
     }
 
@@ -16,7 +18,14 @@ extension ThumbnailBatch {
     func process(_ item: FeedItem, previous: ThumbnailCard?) -> Outcome {
         let options = configuration.options
         let source = item.source.isFileURL ? item.source.path : item.source.absoluteString
-        let stamp = SourceStamp(item: item)
+        var stamp = SourceStamp(item: item)
+        if stamp.needsRemoteCheck && !item.source.isFileURL {
+            stamp.etag = RemoteStamp.fetch(item.source, timeout: min(configuration.timeLimit ?? 15, 15))
+            if !configuration.force, let previous, previous.status == .ok,
+               previous.options == options.fingerprint, stamp.matches(previous), outputsExist(previous) {
+                return Outcome(card: previous, failure: nil, skipped: true)
+            }
+        }
         var card = ThumbnailCard(
             publicID: item.publicID, createdAt: ISO8601DateFormatter().string(from: item.createdAt),
             thumbnails: [], source: source, status: .ok, sourceSize: stamp.size, sourceMtime: stamp.mtime,
@@ -67,6 +76,13 @@ extension ThumbnailBatch {
         }
         removeOutputs(previous?.thumbnails ?? [], keeping: card.thumbnails)
         return Outcome(card: card, failure: failure)
+    }
+
+    /// Whether every thumbnail `card` lists is still in the output folder.
+    func outputsExist(_ card: ThumbnailCard) -> Bool {
+        card.thumbnails.allSatisfy {
+            FileManager.default.fileExists(atPath: configuration.output.appendingPathComponent($0).path)
+        }
     }
 
     /// Encodes and writes each image atomically; returns the paths relative to the output folder.

@@ -8,7 +8,7 @@ import Synchronization
 /// item is recorded in its card and the batch goes on.
 ///
 /// Incremental: an item whose source stamp (``SourceStamp``) and options match its card, and whose files exist, is
-/// skipped; thumbnails and cards of items gone from the feed (or this shard) are removed. Every image and the card
+/// skipped (a URL item without version facts in the listing is checked with a `HEAD` request by its worker); thumbnails and cards of items gone from the feed (or this shard) are removed. Every image and the card
 /// file are written atomically; the card file is rewritten whole at most about once a second while the batch runs
 /// and at the end, so a killed batch leaves complete files and a rerun redoes only what has no card yet.
 ///
@@ -105,6 +105,7 @@ public final class ThumbnailBatch: Sendable {
         try journal.flush()
 
         let nextIndex = Atomic<Int>(0)
+        let lateSkips = Atomic<Int>(0)
         let failures = Locked<[Error]>([])
         let todo = plan.todo
         let group = DispatchGroup()
@@ -118,6 +119,7 @@ public final class ThumbnailBatch: Sendable {
                     if let failure = card.failure {
                         failures.withLock { $0.append(failure) }
                     }
+                    if card.skipped { lateSkips.wrappingAdd(1, ordering: .relaxed) }
                     let done = journal.record(card.card)
                     try? journal.flushIfDue()
                     if let progress {
@@ -130,7 +132,9 @@ public final class ThumbnailBatch: Sendable {
         }
         group.wait()
         try journal.flush()
-        return Summary(items: items.count, rendered: todo.count, skipped: plan.skippedCount,
+        let skippedLate = lateSkips.load(ordering: .relaxed)
+        return Summary(items: items.count, rendered: todo.count - skippedLate,
+                       skipped: plan.skippedCount + skippedLate,
                        failures: failures.withLock { $0 }.sorted { $0.description < $1.description },
                        removed: plan.gone.count, cardFile: cardURL, elapsed: Self.seconds(since: started))
     }

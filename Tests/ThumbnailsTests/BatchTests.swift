@@ -162,6 +162,25 @@ import Testing
         #expect(error.contains("time limit") || error.contains("timed out"), "\(error)")
     }
 
+    @Test("URL items without version facts are checked with HEAD: unchanged ones skipped, a touched one redone")
+    func remoteIncremental() throws {
+        let library = try Library(["hevc.mp4", "vp9.webm"])
+        let server = try StaticHTTPServer(folder: library.media.path)
+        let items = ["hevc.mp4", "vp9.webm"].map {
+            FeedItem(publicID: $0, createdAt: Date(), source: URL(string: server.url($0))!)
+        }
+        let batch = ThumbnailBatch(feed: items, configuration: .init(output: library.out, jobs: 2))
+        let first = try batch.run()
+        #expect(first.rendered == 2 && first.failures.isEmpty)
+        #expect(library.cards().allSatisfy { $0.sourceEtag?.hasPrefix("last-modified:") == true })
+        let second = try batch.run()
+        #expect(second.rendered == 0 && second.skipped == 2)
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(120)],
+                                              ofItemAtPath: library.media.appendingPathComponent("vp9.webm").path)
+        let third = try batch.run()
+        #expect(third.rendered == 1 && third.skipped == 1)
+    }
+
     @Test("reading a card file skips a torn last line")
     func tornLine() throws {
         let folder = try TestFixtures.temporaryFolder("thumbs-cards")
