@@ -12,13 +12,14 @@ BENCH_TOOLS  := hyperfine ffmpegthumbnailer
 all: build
 
 help:
-	@echo "make demo            build and run the main job on the bundled feed (Fixtures/feed.json) into $(DEMO_OUT)/"
+	@echo "make demo            build and run the main job on the bundled feed (Fixtures/feed.json) into $(DEMO_OUT)/,"
+	@echo "                     thumbnails and cards into $(DEMO_OUT)/thumbs/"
 	@echo "make test            install what is missing, run the whole test suite (swift test)"
-	@echo "make test-sanitizers Media and CLI suites under AddressSanitizer, Feed/Prefetch/FeedPlayer under TSan"
+	@echo "make test-sanitizers ASan: Media, Thumbnails and CLI suites; TSan: Feed, Prefetch, FeedPlayer, Thumbnails"
 	@echo "make build|release   debug or release build of the package"
 	@echo "make fixtures        regenerate Fixtures/ with the ffmpeg CLI (and the golden framemd5 files)"
 	@echo "make conformance     compare our framemd5 with ffmpeg's over ../shared/media (DIR=... to change)"
-	@echo "make bench           decode benchmarks: ordo-one/benchmark package and the hyperfine comparison"
+	@echo "make bench           decode benchmarks (ordo-one/benchmark, hyperfine) and the thumbnail batch comparison"
 
 # Installs the FFmpeg development packages and the ffmpeg CLI when any is missing.
 deps:
@@ -40,6 +41,7 @@ release: deps
 
 demo: release
 	$$($(SWIFT) build -c release --show-bin-path)/videofeed demo --out $(DEMO_OUT)
+	$$($(SWIFT) build -c release --show-bin-path)/videofeed thumbs --out $(DEMO_OUT)/thumbs
 	$$($(SWIFT) build -c release --show-bin-path)/videofeed play --swipes n,n,n,p,n,j10,n,n,p,n --dwell-ms 400 \
 		--size 360x640 --dump $(DEMO_OUT)/play
 
@@ -50,12 +52,14 @@ test: deps
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter CancellationTests
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter FeedPlayerLatencyTests
 
-# C-interop suites under AddressSanitizer (Media, and the CLI that drives it), the concurrent suites (Feed, Prefetch,
-# FeedPlayer) under ThreadSanitizer. .ci/lsan.supp lists the toolchain libraries' own leaks; nothing of ours is suppressed.
+# C-interop suites under AddressSanitizer (Media, Thumbnails, and the CLI that drives them), the concurrent suites
+# (Feed, Prefetch, FeedPlayer, the thumbnail batch) under ThreadSanitizer. .ci/lsan.supp lists the toolchain
+# libraries' own leaks; nothing of ours is suppressed.
 test-sanitizers: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
-		$(SWIFT) test --sanitize=address --scratch-path .build-asan --filter 'MediaTests|videofeedTests'
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'FeedTests|PrefetchTests|FeedPlayerTests'
+		$(SWIFT) test --sanitize=address --scratch-path .build-asan --filter 'MediaTests|videofeedTests|ThumbnailsTests'
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan \
+		--filter 'FeedTests|PrefetchTests|FeedPlayerTests|ThumbnailsTests'
 
 fixtures: deps
 	bash Fixtures/generate.sh
@@ -67,6 +71,7 @@ bench: bench-deps release
 	bash Fixtures/generate.sh --bench
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target MediaDecode
 	bash Benchmarks/compare-decode.sh
+	bash Benchmarks/compare-thumbs.sh
 
 clean:
 	rm -rf .build .build-* $(DEMO_OUT)

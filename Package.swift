@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "Feed", targets: ["Feed"]),
         .library(name: "Prefetch", targets: ["Prefetch"]),
         .library(name: "FeedPlayer", targets: ["FeedPlayer"]),
+        .library(name: "Thumbnails", targets: ["Thumbnails"]),
         .executable(name: "videofeed", targets: ["videofeed"]),
     ],
     dependencies: [
@@ -27,6 +28,7 @@ let package = Package(
         .target(name: "Feed"),
         .target(name: "Prefetch"),
         .target(name: "FeedPlayer", dependencies: ["Feed", "Media", "Prefetch"]),
+        .target(name: "Thumbnails", dependencies: ["Media", "Feed"]),
         .executableTarget(
             name: "videofeed",
             dependencies: [
@@ -34,6 +36,7 @@ let package = Package(
                 "Feed",
                 "Prefetch",
                 "FeedPlayer",
+                "Thumbnails",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -46,7 +49,8 @@ let package = Package(
         ),
         .testTarget(name: "PrefetchTests", dependencies: ["Prefetch"]),
         .testTarget(name: "FeedPlayerTests", dependencies: ["FeedPlayer", "Feed", "Media", "Prefetch", "TestSupport"]),
-        .testTarget(name: "videofeedTests", dependencies: ["videofeed", "TestSupport"]),
+        .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "Media", "Feed", "TestSupport"]),
+        .testTarget(name: "videofeedTests", dependencies: ["videofeed", "Media", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -32,6 +32,12 @@ let package = Package(
             path: "Benchmarks/FeedPlayerSwipe",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // The bare-loop baseline of compare-thumbs.sh (a plain executable, not an ordo-one benchmark).
+        .executableTarget(
+            name: "ThumbsLoop",
+            dependencies: [.product(name: "Media", package: "VideoFeedEngine")],
+            path: "Benchmarks/ThumbsLoop"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -8,6 +8,8 @@
 #
 #   bash Fixtures/generate.sh           regenerate all of the above (and verify it)
 #   bash Fixtures/generate.sh --bench   ONLY make bench/bench_1080x1920_30s.mp4 (not committed)
+#   bash Fixtures/generate.sh --bench-thumbs   ONLY make bench/thumbs/clip_NNN.mp4, 100 clips for the thumbnail
+#                                       batch benchmark (not committed): 10 distinct encodes, each hard-linked 10 times
 #
 # Needs ffmpeg/ffprobe (written against FFmpeg 5.1, Debian 12), coreutils and python3.
 # Encoders run single-threaded with bitexact flags and no metadata so that a rerun
@@ -41,8 +43,26 @@ if [[ "${1:-}" == "--bench" ]]; then
   ffprobe -v error -select_streams v:0 -show_entries stream=codec_name,width,height,avg_frame_rate,nb_frames \
     -show_entries format=duration,size -of default=nw=1 "$out" >&2
   exit 0
+elif [[ "${1:-}" == "--bench-thumbs" ]]; then
+  # 100 inputs of H.264 1080x1920 30 fps 10 s. Encoding 100 distinct clips would take ~10 min and ~700 MB on the
+  # 2-core machine, so 10 distinct encodes (testsrc2 with a different hue each) are each hard-linked 10 times:
+  # 100 separate files for every tool alike, about 70 MB on disk.
+  mkdir -p bench/thumbs
+  for k in $(seq 0 9); do
+    src=bench/thumbs/clip_$(printf '%03d' "$k").mp4
+    if [[ ! -f "$src" ]]; then
+      log "making $src (H.264 1080x1920 30 fps 10 s, veryfast crf 23, hue $((k * 36)))"
+      "${FF[@]}" -f lavfi -i "testsrc2=size=1080x1920:rate=30:duration=10,hue=h=$((k * 36))" \
+        -c:v libx264 -preset veryfast -crf 23 -pix_fmt yuv420p "${DET[@]}" "$src"
+    fi
+    for copy in $(seq 1 9); do
+      ln -f "$src" "bench/thumbs/clip_$(printf '%03d' $((copy * 10 + k))).mp4"
+    done
+  done
+  ls bench/thumbs | wc -l >&2
+  exit 0
 elif [[ $# -gt 0 ]]; then
-  echo "usage: bash Fixtures/generate.sh [--bench]" >&2
+  echo "usage: bash Fixtures/generate.sh [--bench | --bench-thumbs]" >&2
   exit 2
 fi
 

@@ -17,8 +17,7 @@ struct PlayCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: "A folder, a listing file, or an http(s) URL. Default: the bundled feed.")
-    var source: String?
+    @OptionGroup var feedSource: FeedSourceOptions
 
     @Option(help: "Swipe script: n (next), p (previous), jN (jump to item N), comma-separated, e.g. \"n,n,p,n,j5\".")
     var swipes: String?
@@ -84,9 +83,9 @@ struct PlayCommand: ParsableCommand {
     }
 
     func run() throws {
-        let source = self.source
+        let loader = try feedSource.makeLoader(format: nil)
         let items: [FeedItem]
-        switch BlockingTask.run({ try await FeedSource.items(source) }) {
+        switch BlockingTask.run({ try await FeedSource.items(from: loader) }) {
         case .success(let loaded): items = loaded
         case .failure(let error):
             Console.error("play: cannot load the feed: \(error)")

@@ -1,0 +1,33 @@
+import Feed
+import Foundation
+
+/// Which items a run renders, which it keeps as they are, and which cards belong to items gone from the feed.
+struct BatchPlan {
+    /// Items to render, each with its previous card (if any).
+    var todo: [(FeedItem, ThumbnailCard?)] = []
+    /// Cards carried over unchanged.
+    var kept: [ThumbnailCard] = []
+    /// Cards of items no longer in the feed (or this shard).
+    var gone: [ThumbnailCard] = []
+    /// Items skipped as unchanged.
+    var skippedCount: Int { kept.count }
+
+    init(items: [FeedItem], previous: [ThumbnailCard], options: ThumbnailOptions, force: Bool, output: URL) {
+        var byID: [String: ThumbnailCard] = [:]
+        for card in previous { byID[card.publicID] = card }
+        let current = Set(items.map(\.publicID))
+        gone = previous.filter { !current.contains($0.publicID) }
+        let fingerprint = options.fingerprint
+        for item in items {
+            let card = byID[item.publicID]
+            if !force, let card, card.status == .ok, card.options == fingerprint,
+               SourceStamp(item: item).matches(card),
+               card.thumbnails.allSatisfy({ FileManager.default.fileExists(
+                   atPath: output.appendingPathComponent($0).path) }) {
+                kept.append(card)
+            } else {
+                todo.append((item, card))
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import Dispatch
+import Feed
+import Foundation
+import Media
+import Synchronization
+
+extension ThumbnailBatch {
+    /// A finished item: its card and, when it failed, why.
+    struct Outcome {
+        var card: ThumbnailCard
+        var failure: Error?
+        /// The item turned out unchanged (a URL whose `HEAD` answer matches its card) and was not rendered.
+        var skipped = false
+        var status: ThumbnailCard.Status { card.status }
+    }
+
+    /// Renders one item under the time limit and writes its files; never throws.
+    func process(_ item: FeedItem, previous: ThumbnailCard?) -> Outcome {
+        let options = configuration.options
+        let source = item.source.isFileURL ? item.source.path : item.source.absoluteString
+        var stamp = SourceStamp(item: item)
+        if stamp.needsRemoteCheck && !item.source.isFileURL {
+            stamp.etag = RemoteStamp.fetch(item.source, timeout: min(configuration.timeLimit ?? 15, 15))
+            if !configuration.force, let previous, previous.status == .ok,
+               previous.options == options.fingerprint, stamp.matches(previous), outputsExist(previous) {
+                return Outcome(card: previous, failure: nil, skipped: true)
+            }
+        }
+        var card = ThumbnailCard(
+            publicID: item.publicID, createdAt: ISO8601DateFormatter().string(from: item.createdAt),
+            thumbnails: [], source: source, status: .ok, sourceSize: stamp.size, sourceMtime: stamp.mtime,
+            sourceEtag: stamp.etag, options: options.fingerprint)
+        let token = CancellationToken()
+        let timedOut = Atomic<Bool>(false)
+        var openOptions = OpenOptions()
+        var timer: DispatchWorkItem?
+        if let limit = configuration.timeLimit {
+            openOptions.openTimeout = min(limit, openOptions.openTimeout ?? limit)
+            openOptions.readTimeout = min(limit, openOptions.readTimeout ?? limit)
+            let fire = DispatchWorkItem {
+                timedOut.store(true, ordering: .releasing)
+                token.cancel()
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit, execute: fire)
+            timer = fire
+        }
+        // A finished item's timer never fires.
+        defer { timer?.cancel() }
+        let renderer = ThumbnailRenderer(options: options, openOptions: openOptions)
+        let failure: Error?
+        do {
+            let rendered = try renderer.render(path: source, cancellation: token)
+            card.thumbnails = try write(rendered.images, for: item.publicID)
+            card.width = rendered.images.first?.width
+            card.height = rendered.images.first?.height
+            card.duration = rendered.duration
+            card.blank = rendered.blank ? true : nil
+            card.frameTimes = rendered.times
+            card.toneMapping = rendered.toneMapping == .none ? nil : rendered.toneMapping.rawValue
+            failure = nil
+        } catch let error as Error {
+            failure = error
+        } catch let error as MediaError {
+            if error.kind == .cancelled && timedOut.load(ordering: .acquiring) {
+                failure = .timedOut(item: item.publicID, seconds: configuration.timeLimit ?? 0)
+            } else {
+                failure = .renderFailed(item: item.publicID, underlying: error)
+            }
+        } catch {
+            failure = .renderFailed(item: item.publicID, underlying: MediaError(
+                .other, operation: "thumbnail", item: source, message: String(describing: error)))
+        }
+        if let failure {
+            card.status = .failed
+            card.error = failure.description
+        }
+        removeOutputs(previous?.thumbnails ?? [], keeping: card.thumbnails)
+        return Outcome(card: card, failure: failure)
+    }
+
+    /// Whether every thumbnail `card` lists is still in the output folder.
+    func outputsExist(_ card: ThumbnailCard) -> Bool {
+        card.thumbnails.allSatisfy {
+            FileManager.default.fileExists(atPath: configuration.output.appendingPathComponent($0).path)
+        }
+    }
+
+    /// Encodes and writes each image atomically; returns the paths relative to the output folder.
+    private func write(_ images: [Image], for publicID: String) throws(Error) -> [String] {
+        let options = configuration.options
+        let encoder = ImageEncoder(format: options.format, quality: options.quality)
+        let relative = OutputPath.relative(for: publicID)
+        var paths: [String] = []
+        for (i, image) in images.enumerated() {
+            let suffix = (i == 0 ? "" : ".\(i + 1)") + "." + options.format.fileExtension
+            let url = OutputPath.file(for: publicID, suffix: suffix, in: configuration.output)
+            do {
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(),
+                                                        withIntermediateDirectories: true)
+                try encoder.write(image, to: url.path)
+            } catch let error as MediaError {
+                throw .writeFailed(item: publicID, underlying: error)
+            } catch {
+                throw .writeFailed(item: publicID, underlying: MediaError(
+                    .io, operation: "write", item: url.path, message: error.localizedDescription))
+            }
+            paths.append(relative + suffix)
+        }
+        return paths
+    }
+}

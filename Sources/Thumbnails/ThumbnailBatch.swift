@@ -1,0 +1,155 @@
+import Dispatch
+import Feed
+import Foundation
+import Media
+import Synchronization
+
+/// Renders the thumbnails of a whole feed in one process: `jobs` items at a time, each with a time limit; a failing
+/// item is recorded in its card and the batch goes on.
+///
+/// Incremental: an item whose source stamp (``SourceStamp``) and options match its card, and whose files exist, is
+/// skipped (a URL item without version facts in the listing is checked with a `HEAD` request by its worker); thumbnails and cards of items gone from the feed (or this shard) are removed. Every image and the card
+/// file are written atomically; the card file is rewritten whole at most about once a second while the batch runs
+/// and at the end, so a killed batch leaves complete files and a rerun redoes only what has no card yet.
+///
+/// Workers are `jobs` dedicated serial Dispatch queues (each its own thread) taking item indices from an atomic
+/// counter, so the blocking FFmpeg calls never occupy Swift's cooperative pool.
+public final class ThumbnailBatch: Sendable {
+    /// How a batch runs.
+    public struct Configuration: Sendable {
+        /// The output folder.
+        public var output: URL
+        /// Frame choice and rendering.
+        public var options: ThumbnailOptions
+        /// Items rendered at the same time.
+        public var jobs: Int
+        /// Seconds one item may take before it is cancelled and recorded as failed; nil for no limit.
+        public var timeLimit: Double?
+        /// Redo every item, even unchanged ones.
+        public var force: Bool
+        /// The part of the feed this run covers.
+        public var shard: Shard
+
+        /// A configuration with defaults: one job per core, 60 s per item, no force, the whole feed.
+        public init(output: URL, options: ThumbnailOptions = ThumbnailOptions(),
+                    jobs: Int = ProcessInfo.processInfo.activeProcessorCount, timeLimit: Double? = 60,
+                    force: Bool = false, shard: Shard = .all) {
+            self.output = output
+            self.options = options
+            self.jobs = max(1, jobs)
+            self.timeLimit = timeLimit
+            self.force = force
+            self.shard = shard
+        }
+    }
+
+    /// Progress after each item.
+    public struct Progress: Sendable {
+        /// Items to render in this run (skipped ones excluded).
+        public var total: Int
+        /// Items finished so far.
+        public var done: Int
+        /// Of those, failed.
+        public var failed: Int
+        /// Seconds since the batch started.
+        public var elapsed: Double
+    }
+
+    /// What a batch did.
+    public struct Summary: Sendable {
+        /// Items in this shard of the feed.
+        public var items: Int
+        /// Items rendered (successfully or not).
+        public var rendered: Int
+        /// Items skipped as unchanged.
+        public var skipped: Int
+        /// Items that failed, with why.
+        public var failures: [Error]
+        /// Items gone from the feed whose outputs were removed.
+        public var removed: Int
+        /// The card file written.
+        public var cardFile: URL
+        /// Seconds the batch took.
+        public var elapsed: Double
+    }
+
+    /// The configuration.
+    public let configuration: Configuration
+    /// The items of this shard, unique by `public_id`.
+    public let items: [FeedItem]
+
+    /// A batch over the items of `feed` that belong to `configuration.shard`.
+    public init(feed: [FeedItem], configuration: Configuration) {
+        self.configuration = configuration
+        var seen = Set<String>()
+        self.items = feed.filter { configuration.shard.contains($0.publicID) && seen.insert($0.publicID).inserted }
+    }
+
+    /// Runs the batch to completion on `configuration.jobs` worker threads, blocking the caller.
+    /// - Parameter progress: called after each item, from a worker thread.
+    /// - Throws: ``MediaError`` only when the output folder or the card file cannot be written; item failures are
+    ///   in ``Summary/failures``.
+    public func run(progress: (@Sendable (Progress) -> Void)? = nil) throws -> Summary {
+        let started = DispatchTime.now()
+        let out = configuration.output
+        do {
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        } catch {
+            throw MediaError(.io, operation: "create folder", item: out.path, message: error.localizedDescription)
+        }
+        let cardURL = out.appendingPathComponent(configuration.shard.cardFileName)
+        let plan = BatchPlan(items: items, previous: CardFile.read(cardURL).cards, options: configuration.options,
+                             force: configuration.force, output: out)
+        for card in plan.gone { removeOutputs(card.thumbnails, keeping: []) }
+        let journal = CardJournal(cards: plan.kept, file: cardURL)
+        try journal.flush()
+
+        let nextIndex = Atomic<Int>(0)
+        let lateSkips = Atomic<Int>(0)
+        let failures = Locked<[Error]>([])
+        let todo = plan.todo
+        let group = DispatchGroup()
+        for worker in 0..<min(configuration.jobs, max(1, todo.count)) {
+            DispatchQueue(label: "ThumbnailBatch.worker.\(worker)", qos: .userInitiated).async(group: group) {
+                while true {
+                    let index = nextIndex.wrappingAdd(1, ordering: .relaxed).oldValue
+                    guard index < todo.count else { return }
+                    let (item, previous) = todo[index]
+                    let card = self.process(item, previous: previous)
+                    if let failure = card.failure {
+                        failures.withLock { $0.append(failure) }
+                    }
+                    if card.skipped { lateSkips.wrappingAdd(1, ordering: .relaxed) }
+                    let done = journal.record(card.card)
+                    try? journal.flushIfDue()
+                    if let progress {
+                        let failed = failures.withLock { $0.count }
+                        progress(Progress(total: todo.count, done: done, failed: failed,
+                                          elapsed: Self.seconds(since: started)))
+                    }
+                }
+            }
+        }
+        group.wait()
+        try journal.flush()
+        let skippedLate = lateSkips.load(ordering: .relaxed)
+        return Summary(items: items.count, rendered: todo.count - skippedLate,
+                       skipped: plan.skippedCount + skippedLate,
+                       failures: failures.withLock { $0 }.sorted { $0.description < $1.description },
+                       removed: plan.gone.count, cardFile: cardURL, elapsed: Self.seconds(since: started))
+    }
+
+    /// Deletes `paths` (relative to the output folder) that are not in `keeping`, refusing any that would leave it.
+    func removeOutputs(_ paths: [String], keeping: [String]) {
+        let root = configuration.output.standardizedFileURL.path + "/"
+        for path in paths where !keeping.contains(path) {
+            let url = configuration.output.appendingPathComponent(path).standardizedFileURL
+            guard url.path.hasPrefix(root) else { continue }
+            try? FileManager.default.removeItem(at: url)
+        }
+    }
+
+    static func seconds(since start: DispatchTime) -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    }
+}

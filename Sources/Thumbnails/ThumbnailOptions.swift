@@ -1,0 +1,44 @@
+import Media
+
+/// How each thumbnail is chosen and rendered.
+public struct ThumbnailOptions: Sendable, Hashable, Codable {
+    /// Where the thumbnails are taken; one output image each (ignored when ``sheet`` is set).
+    public var positions: [FramePosition]
+    /// The box the upright picture is fitted into; a height of 0 means "by aspect" (only the width limits).
+    /// With ``square`` the width is the side of the square.
+    public var box: Size
+    /// Crop the center square instead of fitting the whole picture.
+    public var square: Bool
+    /// Output file format.
+    public var format: ImageFormat
+    /// JPEG and WebP quality, 1…100.
+    public var quality: Int
+    /// Render one contact sheet instead of one image per position.
+    public var sheet: SheetLayout?
+    /// Take the keyframe at or before each position instead of the exact frame: one decoded frame per position
+    /// instead of everything from the keyframe on. What ffmpegthumbnailer does.
+    public var fastSeek: Bool
+    /// Draw each tile's time (`m:ss.s`) in its bottom-left corner on a contact sheet.
+    public var timestamps: Bool
+
+    /// The defaults: one thumbnail at 10 %, 320 wide, JPEG quality 85.
+    public init(positions: [FramePosition] = [.fraction(0.1)], box: Size = Size(width: 320, height: 0),
+                square: Bool = false, format: ImageFormat = .jpeg, quality: Int = 85, sheet: SheetLayout? = nil,
+                fastSeek: Bool = false, timestamps: Bool = false) {
+        self.positions = positions.isEmpty ? [.fraction(0.1)] : positions
+        self.box = box
+        self.square = square
+        self.format = format
+        self.quality = quality
+        self.sheet = sheet
+        self.fastSeek = fastSeek
+        self.timestamps = timestamps
+    }
+
+    /// A stable text naming every option that changes the output; a card made with other options is redone.
+    public var fingerprint: String {
+        let at = positions.map(\.description).joined(separator: ",")
+        return "at=\(at);box=\(box);square=\(square);format=\(format.rawValue);q=\(quality);"
+            + "sheet=\(sheet?.description ?? "-");fast=\(fastSeek);ts=\(timestamps);v=1"
+    }
+}

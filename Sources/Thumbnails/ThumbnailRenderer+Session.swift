@@ -1,0 +1,114 @@
+import Media
+
+extension ThumbnailRenderer {
+    /// The open file and its decoders while one item is rendered: seeks for each position, falling back to
+    /// decoding from the start when the container cannot seek.
+    struct Session {
+        let file: MediaFile
+        let stream: StreamInfo
+        let still: Bool
+        let duration: Double?
+        let tone: ToneMapping
+        let threads: Int
+        let fastSeek: Bool
+        private var decoder: VideoDecoder?
+        private var keyframeDecoder: VideoDecoder?
+        private var firstFrame: VideoFrame?
+
+        init(file: MediaFile, stream: StreamInfo, still: Bool, duration: Double?, tone: ToneMapping, threads: Int,
+             fastSeek: Bool) {
+            self.file = file
+            self.stream = stream
+            self.still = still
+            self.duration = duration
+            self.tone = tone
+            self.threads = threads
+            self.fastSeek = fastSeek
+        }
+
+        /// The first frame at or after `target` seconds (with `fastSeek` the keyframe at or before it), else the last
+        /// frame.
+        mutating func frame(at requested: Double) throws -> VideoFrame {
+            // Past the end means the last frames: aim just before the end.
+            let target = duration.map { min(requested, max(0, $0 - 0.05)) } ?? requested
+            if still || target <= 0 {
+                // Decode the start once and keep it: image pipes (JPEG, PNG) cannot seek back at all.
+                if let firstFrame { return firstFrame }
+                let used = decoder != nil
+                let d = try openDecoder()
+                // Only a video gets here with a used decoder (a still caches its frame on the first call).
+                if used { try? d.seek(to: 0, mode: .fast) }
+                if let f = try d.nextFrame() {
+                    firstFrame = f
+                    return f
+                }
+            } else {
+                let d = try openDecoder()
+                do {
+                    try d.seek(to: target, mode: fastSeek ? .fast : .exact)
+                    if let f = try d.nextFrame() { return f }
+                } catch let error as MediaError where error.kind != .cancelled && error.kind != .timedOut {
+                    // Not seekable: decode from the start instead.
+                }
+                // No frame at or after the target (a short GIF, a duration that overstates): decode from the start
+                // and keep the last frame before the target.
+                let restarted = try VideoDecoder(file: file, options: DecoderOptions(threadCount: threads))
+                try? restarted.seek(to: 0, mode: .fast)
+                decoder = restarted
+                var last: VideoFrame?
+                while let f = try restarted.nextFrame() {
+                    if let t = f.time, t > target, last != nil { break }
+                    last = f
+                }
+                if let last { return last }
+            }
+            throw MediaError(.invalidData, operation: "thumbnail", item: file.item,
+                             message: "no frame could be decoded")
+        }
+
+        /// `auto`: keyframe candidates first, exact frames at the same times when every keyframe is blank.
+        mutating func chooseAuto(converter: FrameConverter) throws -> FrameChooser.Choice {
+            let times = FrameChooser.sampleTimes(duration: duration ?? 0)
+            if keyframeDecoder == nil {
+                keyframeDecoder = try VideoDecoder(file: file,
+                                                   options: DecoderOptions(threadCount: threads, keyframesOnly: true))
+            }
+            var candidates: [FrameChooser.Candidate] = []
+            var seen = Set<Double>()
+            for t in times {
+                guard let kd = keyframeDecoder else { break }
+                do { try kd.seek(to: t, mode: .fast) } catch let e as MediaError where e.kind != .cancelled { break }
+                guard let f = try kd.nextFrame() else { continue }
+                let key = f.time ?? -1
+                if seen.contains(key) { continue }
+                seen.insert(key)
+                candidates.append(try candidate(f, converter))
+            }
+            if candidates.allSatisfy({ $0.stats.isBlank }) {
+                for t in times {
+                    let f = try frame(at: t)
+                    if let time = f.time, seen.contains(time) { continue }
+                    seen.insert(f.time ?? -1)
+                    candidates.append(try candidate(f, converter))
+                }
+            }
+            guard let choice = FrameChooser.choose(candidates) else {
+                throw MediaError(.invalidData, operation: "thumbnail", item: file.item,
+                                 message: "no frame could be decoded")
+            }
+            return choice
+        }
+
+        private func candidate(_ f: VideoFrame, _ converter: FrameConverter) throws -> FrameChooser.Candidate {
+            let image = try converter.convert(f)
+            return FrameChooser.Candidate(image: image, time: f.time, stats: LumaStatistics(tone.apply(to: image)))
+        }
+
+        private mutating func openDecoder() throws -> VideoDecoder {
+            if let decoder { return decoder }
+            let d = try VideoDecoder(file: file, options: DecoderOptions(threadCount: threads))
+            decoder = d
+            return d
+        }
+    }
+}

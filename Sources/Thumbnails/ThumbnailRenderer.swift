@@ -1,0 +1,100 @@
+import Foundation
+import Media
+
+/// Opens one item once and renders its thumbnails: every asked position (or a contact sheet) from the same open
+/// file, upright by the display matrix (mirroring included), fitted in the box or center-cropped to a square,
+/// HDR tone mapped to SDR (see ``ToneMapping``). Still images and cover art give their one picture; an animated GIF
+/// is treated as a video.
+///
+/// A value type; each ``render(path:cancellation:)`` call is independent, so one renderer may serve many threads.
+public struct ThumbnailRenderer: Sendable {
+    /// How thumbnails are chosen and sized.
+    public var options: ThumbnailOptions
+    /// Protocol whitelist and open/read time limits for the source.
+    public var openOptions: OpenOptions
+    /// Decoder threads per item; 1 suits a batch that runs one item per core.
+    public var decoderThreads: Int
+
+    /// A renderer with `options`.
+    public init(options: ThumbnailOptions = ThumbnailOptions(), openOptions: OpenOptions = OpenOptions(),
+                decoderThreads: Int = 1) {
+        self.options = options
+        self.openOptions = openOptions
+        self.decoderThreads = max(1, decoderThreads)
+    }
+
+    /// Renders the thumbnails of the item at `path` (a local path or an http(s) URL).
+    /// - Throws: ``MediaError`` naming the item: `fileNotFound`, `unsupportedFormat`, `noVideoStream`,
+    ///   `invalidData`, `cancelled`, `timedOut`, …
+    public func render(path: String, cancellation: CancellationToken? = nil) throws -> RenderedThumbnails {
+        let file = try MediaFile(path: path, options: openOptions, cancellation: cancellation)
+        guard let stream = file.info.primaryVideoStream else {
+            throw MediaError(.noVideoStream, operation: "thumbnail", item: file.item,
+                             message: "no video stream or cover picture in \(file.info.container)")
+        }
+        let duration = file.info.duration ?? stream.duration
+        let oneFrame = stream.averageFrameRate.value.map { (duration ?? 0) <= 1.5 / $0 } ?? false
+        let still = stream.isAttachedPicture || stream.frameCount == 1 || !((duration ?? 0) > 0) || oneFrame
+        let tone = ToneMapping(stream: stream)
+        var session = Session(file: file, stream: stream, still: still, duration: duration, tone: tone,
+                              threads: decoderThreads, fastSeek: options.fastSeek)
+        var result = RenderedThumbnails(images: [], times: [], duration: duration, sourceSize: stream.displaySize,
+                                        blank: false, toneMapping: tone)
+        if let sheet = options.sheet {
+            let tileWidth = max(8, options.box.width / sheet.columns)
+            let converter = makeConverter(stream, width: tileWidth)
+            var tiles: [Image] = []
+            for position in sheet.positions {
+                let frame = try session.frame(at: position.target(duration: duration) ?? 0)
+                var tile = try finish(converter.convert(frame), tone: tone, side: tileWidth)
+                if options.timestamps, !still, let time = frame.time {
+                    tile = TimestampLabel.draw(TimestampLabel.text(time), on: tile)
+                }
+                tiles.append(tile)
+            }
+            let cell = tiles.first!.size
+            result.images = [ImageOperations.sheet(tiles, columns: sheet.columns, rows: sheet.rows, cell: cell)]
+            result.times = [nil]
+            return result
+        }
+        let converter = makeConverter(stream, width: options.box.width)
+        for position in options.positions {
+            if position == .auto && !still {
+                let choice = try session.chooseAuto(converter: converter)
+                result.images.append(try finish(choice.candidate.image, tone: tone, side: options.box.width))
+                result.times.append(choice.candidate.time)
+                result.blank = result.blank || choice.blank
+            } else {
+                let frame = try session.frame(at: position.target(duration: duration) ?? 0)
+                result.images.append(try finish(converter.convert(frame), tone: tone, side: options.box.width))
+                result.times.append(still ? nil : frame.time)
+            }
+        }
+        return result
+    }
+
+    /// A converter to upright `.rgb24` that fits the box, or covers the square of side `width` when square.
+    private func makeConverter(_ stream: StreamInfo, width: Int) -> FrameConverter {
+        let display = stream.displaySize
+        let box: Size
+        if options.square, display.width > 0, display.height > 0 {
+            let scale = Double(width) / Double(min(display.width, display.height))
+            box = Size(width: Int((Double(display.width) * scale).rounded(.up)),
+                       height: Int((Double(display.height) * scale).rounded(.up)))
+        } else if options.box.height > 0 && options.sheet == nil {
+            box = options.box
+        } else if options.box.height > 0, let sheet = options.sheet {
+            box = Size(width: width, height: max(8, options.box.height / sheet.rows))
+        } else {
+            box = Size(width: width, height: 1 << 20)
+        }
+        return FrameConverter(pixelFormat: .rgb24, fittingIn: box, orientation: stream.orientation)
+    }
+
+    /// Crops to the square when asked (the converter already applied orientation and scale).
+    private func finish(_ image: Image, tone: ToneMapping, side: Int) throws -> Image {
+        let mapped = tone.apply(to: image)
+        guard options.square else { return mapped }
+        return ImageOperations.centerCrop(mapped, to: Size(width: side, height: side))
+    }
+}

@@ -1,0 +1,113 @@
+import ArgumentParser
+import Feed
+import Foundation
+
+/// The SOURCE argument and the options that say how to load it, shared by `videofeed feed` and `videofeed thumbs`:
+/// a folder, a listing file, an http(s) URL (remote → cache → bundled), or the bundled feed.
+struct FeedSourceOptions: ParsableArguments {
+    @Argument(help: "A folder, a listing file, or an http(s) URL. Default: the bundled feed.")
+    var source: String?
+
+    @Option(help: "Items per page to ask a paged API for (max_results, per_page).")
+    var pageSize: Int?
+
+    @Flag(help: "Page Pexels listings by following next_page instead of page numbers.")
+    var followNextPage = false
+
+    @Option(help: "Environment variable holding the Authorization header value for a URL.")
+    var authEnv: String?
+
+    @Option(help: "File holding the Authorization header value for a URL.")
+    var authFile: String?
+
+    @Option(help: "Seconds to wait for each HTTP answer.")
+    var timeout: Double = 15
+
+    @Option(help: "Retries of timeouts and 5xx answers.")
+    var retries: Int = 2
+
+    @Option(help: "Display size WxH the Pexels file is chosen for.")
+    var display: String = "1080x1920"
+
+    @Option(help: "Order of a folder's items: newest or name.")
+    var sort: SortOption = .newest
+
+    @Option(help: "Cache folder for a URL's pages. Default: ~/.cache/videofeed/feeds/<hash of the URL>.")
+    var cacheDir: String?
+
+    @Flag(help: "Do not use or fill the cache for a URL.")
+    var noCache = false
+
+    @Flag(help: "Fail instead of falling back to the cache or the bundled feed when a URL fails.")
+    var noFallback = false
+
+    @Option(help: "The bundled feed: a feed.json file or the Fixtures folder holding it.")
+    var fixtures: String?
+
+    func validate() throws {
+        if let pageSize, pageSize < 1 { throw ValidationError("--page-size must be at least 1.") }
+        if !(timeout > 0) { throw ValidationError("--timeout must be a positive number of seconds.") }
+        if retries < 0 { throw ValidationError("--retries must be 0 or more.") }
+        if authEnv != nil && authFile != nil { throw ValidationError("Use --auth-env or --auth-file, not both.") }
+        if Self.displaySize(display) == nil { throw ValidationError("--display must look like 1080x1920.") }
+    }
+
+    /// The loader for ``source`` and the options; `format` is the listing's shape, nil to detect it.
+    func makeLoader(format: FeedFormat?) throws -> any FeedLoader {
+        let bundled = BundledFeedLoader(explicitPath: fixtures)
+        guard let source else { return bundled }
+        if let url = URL(string: source), let scheme = url.scheme?.lowercased(), scheme.count > 1 {
+            switch scheme {
+            case "http", "https": return remoteLoader(url, format: format, bundled: bundled)
+            case "file": return try localLoader(url.path, format: format)
+            default: throw FeedError.unsupportedSource(source)
+            }
+        }
+        return try localLoader(source, format: format)
+    }
+
+    private func localLoader(_ path: String, format: FeedFormat?) throws -> any FeedLoader {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw FeedError.unreadable(path: path, reason: "no such file or directory")
+        }
+        let url = URL(fileURLWithPath: path)
+        if isDirectory.boolValue {
+            return DirectoryFeedLoader(root: url, order: sort == .name ? .name : .newestFirst)
+        }
+        return ManifestFeedLoader(file: url, format: format, displaySize: Self.displaySize(display)!)
+    }
+
+    private func remoteLoader(_ url: URL, format: FeedFormat?, bundled: BundledFeedLoader) -> any FeedLoader {
+        let authorization: AuthorizationSource?
+        if let authEnv {
+            authorization = .environment(authEnv)
+        } else if let authFile {
+            authorization = .file(URL(fileURLWithPath: authFile))
+        } else {
+            authorization = nil
+        }
+        let remote = RemoteFeedLoader(
+            url: url,
+            format: format,
+            pageSize: pageSize,
+            pexelsPaging: followNextPage ? .followNextPage : .pageNumbers,
+            authorization: authorization,
+            timeout: timeout,
+            retry: RetryPolicy(maxAttempts: retries + 1, initialDelay: 0.5),
+            displaySize: Self.displaySize(display)!)
+        if noFallback { return remote }
+        let cacheFolder = cacheDir.map { URL(fileURLWithPath: $0, isDirectory: true) }
+            ?? DiskFeedPageCache.defaultDirectory(for: url)
+        let primary: any FeedLoader = noCache ? remote : remote.cached(in: DiskFeedPageCache(directory: cacheFolder))
+        return primary.withFallback(bundled)
+    }
+
+    static func displaySize(_ text: String) -> DisplaySize? {
+        let parts = text.lowercased().split(separator: "x")
+        guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]), width > 0, height > 0 else {
+            return nil
+        }
+        return DisplaySize(width: width, height: height)
+    }
+}

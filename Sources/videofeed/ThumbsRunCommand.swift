@@ -1,0 +1,158 @@
+import ArgumentParser
+import Feed
+import Foundation
+import Media
+import Thumbnails
+
+/// `videofeed thumbs [SOURCE] --out DIR …`: renders the thumbnails of a feed into OUT with OUT/cards.jsonl.
+struct ThumbsRunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Render thumbnails and cards for a feed (the default subcommand).",
+        discussion: """
+            Writes OUT/<public_id>.<ext> (further --at positions as OUT/<public_id>.2.<ext> …) and one JSON card per \
+            item in OUT/cards.jsonl (OUT/cards-<i>-of-<n>.jsonl for a shard; join them with `videofeed thumbs \
+            merge`). Unchanged items (same source size and mtime, or ETag for URLs, and same options) are skipped; \
+            outputs of items gone from the feed are removed. The exit status is 1 if any item failed.
+            --at takes 10% (of the duration), 3.5s, or auto (the most representative non-black keyframe), or a \
+            comma-separated list of them. The shard index defaults to $JOB_COMPLETION_INDEX or \
+            $SLURM_ARRAY_TASK_ID, the count to $SLURM_ARRAY_TASK_COUNT, when --shard is not given.
+            """
+    )
+
+    @OptionGroup var feedSource: FeedSourceOptions
+
+    @Option(help: "The listing's shape: manifest, cloudinary, pexels or imagefeed. Default: detected.")
+    var feedFormat: FeedFormatOption?
+
+    @Option(help: "Output folder.")
+    var out: String
+
+    @Option(help: "Where to take each thumbnail: 10%, 3.5s, auto, or a list such as 10%,50%,90%.")
+    var at: String = "10%"
+
+    @Option(help: "Fit in WxH. Default: 320 wide, height by aspect. With --square, W is the side.")
+    var size: Size?
+
+    @Flag(help: "Crop the center square instead of fitting the whole picture.")
+    var square = false
+
+    @Flag(help: "Take the keyframe at or before each position instead of the exact frame (faster).")
+    var fastSeek = false
+
+    @Option(help: "Image format: jpg, png or webp.")
+    var format: String = "jpg"
+
+    @Option(help: "JPEG and WebP quality, 1-100.")
+    var quality: Int = 85
+
+    @Option(help: "Items rendered at the same time. Default: the number of cores.")
+    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(help: "One contact sheet of CxR tiles per item instead of single thumbnails.")
+    var sheet: String?
+
+    @Flag(help: "With --sheet, draw each tile's time in its corner.")
+    var timestamps = false
+
+    @Option(help: "Render only shard i of n (0-based), e.g. 2/8.")
+    var shard: String?
+
+    @Option(help: "Number of shards when the index comes from the environment.")
+    var shardCount: Int?
+
+    @Option(help: "Seconds one item may take before it is recorded as failed.")
+    var timeLimit: Double = 60
+
+    @Flag(help: "Redo every item, even unchanged ones.")
+    var force = false
+
+    @Flag(help: "Print the summary as JSON.")
+    var json = false
+
+    @Flag(name: [.short, .long], help: "No progress output.")
+    var quiet = false
+
+    func validate() throws {
+        if FramePosition.parseList(at) == nil {
+            throw ValidationError("--at takes 10%, 3.5s or auto, or a comma-separated list of them.")
+        }
+        if ImageFormat(name: format) == nil || format.lowercased() == "ppm" {
+            throw ValidationError("--format takes jpg, png or webp.")
+        }
+        if !(1...100).contains(quality) { throw ValidationError("--quality must be 1-100.") }
+        if jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
+        if let sheet, SheetLayout(parsing: sheet) == nil { throw ValidationError("--sheet takes CxR, e.g. 4x4.") }
+        if !(timeLimit > 0) { throw ValidationError("--time-limit must be a positive number of seconds.") }
+        _ = try resolvedShard()
+    }
+
+    /// --shard, else an index from the environment with --shard-count (or $SLURM_ARRAY_TASK_COUNT), else all.
+    func resolvedShard() throws -> Shard {
+        if let shard {
+            guard let parsed = Shard(parsing: shard) else {
+                throw ValidationError("--shard takes i/n with 0 <= i < n, e.g. 2/8.")
+            }
+            return parsed
+        }
+        let env = ProcessInfo.processInfo.environment
+        let count = shardCount ?? env["SLURM_ARRAY_TASK_COUNT"].flatMap { Int($0) }
+        guard let count, count > 1 else { return .all }
+        guard let text = env["JOB_COMPLETION_INDEX"] ?? env["SLURM_ARRAY_TASK_ID"], let index = Int(text),
+              let parsed = Shard(index: index, count: count) else {
+            throw ValidationError("--shard-count needs $JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID in 0..<count.")
+        }
+        return parsed
+    }
+
+    func run() throws {
+        let options = ThumbnailOptions(
+            positions: FramePosition.parseList(at) ?? [], box: size ?? Size(width: 320, height: 0),
+            square: square, format: ImageFormat(name: format) ?? .jpeg, quality: quality,
+            sheet: sheet.flatMap { SheetLayout(parsing: $0) }, fastSeek: fastSeek,
+            timestamps: timestamps)
+        let page: FeedPage
+        let source = feedSource
+        let format = feedFormat?.feedFormat
+        switch BlockingTask.run({ try await source.makeLoader(format: format).loadAll() }) {
+        case .success(let loaded): page = loaded
+        case .failure(let error):
+            Console.error("thumbs: cannot read the feed: \(error)")
+            throw ExitCode(2)
+        }
+        for skipped in page.skipped { Console.error("thumbs: skipped feed entry: \(skipped)") }
+        let configuration = ThumbnailBatch.Configuration(
+            output: URL(fileURLWithPath: out), options: options, jobs: jobs, timeLimit: timeLimit, force: force,
+            shard: try resolvedShard())
+        let batch = ThumbnailBatch(feed: page.items, configuration: configuration)
+        let reporter = ProgressReporter(enabled: !quiet)
+        let summary: ThumbnailBatch.Summary
+        do {
+            summary = try batch.run { reporter.update($0) }
+        } catch {
+            reporter.finish()
+            Console.error("thumbs: \(Console.describe(error))")
+            throw ExitCode(2)
+        }
+        reporter.finish()
+        for failure in summary.failures { Console.error("thumbs: \(failure)") }
+        Console.out(json ? try Self.json(summary) : Self.line(summary, out: out))
+        if !summary.failures.isEmpty { throw ExitCode(1) }
+    }
+
+    static func line(_ s: ThumbnailBatch.Summary, out: String) -> String {
+        String(format: "thumbs: %d items, %d rendered, %d skipped, %d failed, %d removed, %.2f s; cards in %@\n",
+               s.items, s.rendered, s.skipped, s.failures.count, s.removed, s.elapsed,
+               (out as NSString).appendingPathComponent(s.cardFile.lastPathComponent))
+    }
+
+    static func json(_ s: ThumbnailBatch.Summary) throws -> String {
+        let object: [String: Any] = [
+            "items": s.items, "rendered": s.rendered, "skipped": s.skipped, "failed": s.failures.count,
+            "removed": s.removed, "seconds": s.elapsed, "cards": s.cardFile.path,
+            "failures": s.failures.map(\.description),
+        ]
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+}
