@@ -16,6 +16,8 @@ struct MediaPreparer: PrefetchPreparer {
         var converter: FrameConverter?
         var loop = 0
         var decodedInLoop = 0
+        /// The last picture delivered: what a still image or cover shows again on each loop.
+        var lastImage: Image?
 
         init(file: MediaFile, cancellation: CancellationToken) {
             self.file = file
@@ -24,6 +26,19 @@ struct MediaPreparer: PrefetchPreparer {
     }
 
     func byteCount(of frame: PlayerFrame) -> Int { frame.image.bytes.count }
+
+    /// How long a frame is shown. A cover picture or a still image is one frame that would otherwise "loop" at the
+    /// container's tick rate: it is held for the item's duration (at least one second) instead.
+    static func duration(of frame: VideoFrame, in decoder: VideoDecoder) -> Double {
+        let stream = decoder.stream
+        let info = decoder.file.info
+        let isStill = stream.isAttachedPicture || (info.duration ?? 0) < 0.1 || stream.frameCount == 1
+        if isStill { return stillDuration(decoder) }
+        return frame.duration ?? 1 / (stream.averageFrameRate.value ?? 30)
+    }
+
+    /// A still is held for the item's duration, at least one second.
+    static func stillDuration(_ decoder: VideoDecoder) -> Double { max(decoder.file.info.duration ?? 1, 1) }
     func duration(of frame: PlayerFrame) -> Double { frame.duration }
 
     func prepare(_ job: PrefetchJob<PlayerFrame>, from existing: Handle?) throws -> Handle? {
@@ -50,7 +65,15 @@ struct MediaPreparer: PrefetchPreparer {
 
         while true {
             guard let frame = try decoder.nextFrame() else {
-                // End of the item: loop, as a feed player does.
+                // End of the item: loop, as a feed player does. A still (an image, a cover picture, or a stream
+                // that cannot seek back) shows its picture again instead of decoding it again.
+                if let still = handle.lastImage, handle.decodedInLoop <= 1 || handle.loop > 0 && handle.decodedInLoop == 0 {
+                    handle.loop += 1
+                    let again = PlayerFrame(index: job.index, image: still, time: 0,
+                                            duration: Self.stillDuration(decoder), loop: handle.loop)
+                    if !job.deliver(again) { return handle }
+                    continue
+                }
                 guard handle.decodedInLoop > 0 else {
                     throw MediaError(.invalidData, operation: "decode", item: handle.file.item, message: "no frame")
                 }
@@ -61,9 +84,9 @@ struct MediaPreparer: PrefetchPreparer {
             }
             handle.decodedInLoop += 1
             let image = try converter.convert(frame)
-            let fallbackDuration = 1 / (decoder.stream.averageFrameRate.value ?? 30)
+            handle.lastImage = image
             let shown = PlayerFrame(index: job.index, image: image, time: frame.time ?? 0,
-                                    duration: frame.duration ?? fallbackDuration, loop: handle.loop)
+                                    duration: Self.duration(of: frame, in: decoder), loop: handle.loop)
             if !job.deliver(shown) { return handle }
         }
     }

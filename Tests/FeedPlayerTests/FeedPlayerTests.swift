@@ -131,6 +131,23 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
         #expect(times[25] == 0 && loops[25] == 1, "loops back to the start")
     }
 
+    @Test("stills and cover pictures are held, not re-decoded at the container's tick rate",
+          arguments: ["image.jpg", "image.png", "cover.mp3"])
+    func stills(name: String) throws {
+        let player = FeedPlayer(feed: [item(TestFixtures.media(name), 0)], policy: .forward(0),
+                                configuration: smallConfiguration())
+        player.start(at: 0)
+        var frames: [PlayerFrame] = []
+        let deadline = Date().addingTimeInterval(30)
+        while frames.count < 3, Date() < deadline {
+            if let frame = player.nextPlaybackFrame() { frames.append(frame) } else { Thread.sleep(forTimeInterval: 0.001) }
+        }
+        #expect(frames.count == 3)
+        #expect(frames.allSatisfy { $0.duration >= 1 }, "\(frames.map(\.duration))")
+        #expect(Set(frames.map(\.image.bytes)).count == 1, "the same picture each loop")
+        #expect(frames.map(\.loop) == [0, 1, 2])
+    }
+
     @Test("play() hands frames to the sink in order and a swipe stops it")
     func play() throws {
         let player = FeedPlayer(feed: fixtureFeed(count: 3), configuration: smallConfiguration())
