@@ -38,7 +38,7 @@ extension FeedPlayer {
         var origin = now()
         var elapsed = 0.0  // media seconds played
         var stalledSince: Double?
-        while !session.isStopped, state.sync(execute: { self.generation }) == generation {
+        while !session.isStopped, state.sync({ self.generation }) == generation {
             guard let frame = nextPlaybackFrame() else {
                 let t = now()
                 if stalledSince == nil && t >= origin + elapsed / speed {
@@ -55,9 +55,14 @@ extension FeedPlayer {
                 origin += now() - since  // the clock waits for the late frame
                 stalledSince = nil
             }
-            let wait = origin + elapsed / speed - now()
-            if wait > 0 { Thread.sleep(forTimeInterval: wait) }
-            guard !session.isStopped, state.sync(execute: { self.generation }) == generation else { break }
+            // Wait for the frame's time in short slices, so a stop or a swipe ends playback at once even while a
+            // still picture is held for seconds.
+            var stopped = false
+            while !stopped, case let wait = origin + elapsed / speed - now(), wait > 0 {
+                Thread.sleep(forTimeInterval: min(wait, 0.005))
+                stopped = session.isStopped || state.sync({ self.generation }) != generation
+            }
+            guard !stopped, !session.isStopped, state.sync({ self.generation }) == generation else { break }
             sink(frame)
             session.played()
             elapsed += frame.duration

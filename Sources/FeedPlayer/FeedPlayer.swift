@@ -15,8 +15,10 @@ import Prefetch
 /// event when it arrives (a miss). Prefetching follows a ``PrefetchPolicy`` on a ``PrefetchScheduler`` backed by the
 /// Media layer, within ``FeedPlayerConfiguration/memoryBudget``.
 ///
-/// Thread-safe: `@unchecked Sendable` because every mutable property is only touched on the serial queue `state`.
-/// Calls never wait for decoding; they take microseconds.
+/// Thread-safe: `@unchecked Sendable` because every mutable property is only touched while holding `state` (a lock,
+/// not a queue: a swipe must never wait behind queued event handling for a thread to run it). Scheduler events are
+/// handled on the serial queue `events`, which takes the lock for a moment; the lock order is always player, then
+/// the scheduler's control queue. Calls never wait for decoding; they take microseconds.
 public final class FeedPlayer: @unchecked Sendable {
     /// The items, in feed order.
     public let items: [FeedItem]
@@ -26,7 +28,8 @@ public final class FeedPlayer: @unchecked Sendable {
     public let policy: any PrefetchPolicy
 
     let scheduler: PrefetchScheduler<MediaPreparer>
-    let state = DispatchQueue(label: "videofeed.player.state")
+    let state = StateLock()
+    private let eventQueue = DispatchQueue(label: "videofeed.player.events")
     private let clockOrigin = DispatchTime.now().uptimeNanoseconds
 
     // Confined to `state`.
@@ -58,7 +61,7 @@ public final class FeedPlayer: @unchecked Sendable {
             budget: configuration.memoryBudget)
         scheduler.setEventHandler { [weak self] event in
             guard let self else { return }
-            self.state.async { self.handle(event) }
+            self.eventQueue.async { self.state.sync { self.handle(event) } }
         }
     }
 
@@ -78,7 +81,8 @@ public final class FeedPlayer: @unchecked Sendable {
         #endif
     }()
 
-    /// Receives every ``FeedPlayerEvent`` on a background queue; return quickly.
+    /// Receives every ``FeedPlayerEvent`` on a background thread; return quickly and do not call back into the
+    /// player from the handler (hand the event to your own queue instead).
     public func onEvent(_ handler: (@Sendable (FeedPlayerEvent) -> Void)?) {
         state.sync { eventHandler = handler }
     }
@@ -129,8 +133,7 @@ public final class FeedPlayer: @unchecked Sendable {
                 playheadShownFirst = false
             }
             current = target
-            scheduler.update(current: target, history: history, now: started)
-            let snapshot = scheduler.snapshot(target)
+            let snapshot = scheduler.move(to: target, history: history, now: started)
             if let failure = snapshot?.failure {
                 if isSwipe { misses += 1 }
                 return .failed(failure)
@@ -166,14 +169,14 @@ public final class FeedPlayer: @unchecked Sendable {
 
     /// Calls `body` once the current item `index` has its first frame (at once if it has), or fails.
     public func whenFirstFrame(of index: Int, _ body: @escaping @Sendable (CurrentFrame) -> Void) {
-        state.async {
+        eventQueue.async { self.state.sync {
             let frame = self.frameState(index)
             if case .loading = frame {
                 self.arrivalWaiters.append((index, body))
             } else {
                 body(frame)
             }
-        }
+        } }
     }
 
     /// Blocks until item `index` has its first frame or failed, or `timeout` passes (then `.loading`).
@@ -287,4 +290,16 @@ final class FrameBox: @unchecked Sendable {
     private var value: CurrentFrame = .loading
     func set(_ frame: CurrentFrame) { lock.withLock { value = frame } }
     func get() -> CurrentFrame { lock.withLock { value } }
+}
+
+/// A mutual-exclusion lock with the `sync` spelling of a serial queue. `@unchecked Sendable`: NSLock is thread-safe.
+final class StateLock: @unchecked Sendable {
+    private let lock = NSLock()
+
+    func sync<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
 }

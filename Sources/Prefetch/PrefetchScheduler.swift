@@ -83,7 +83,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         self.budget = budget
         // One more lane than workers, at normal priority: kept for the item on screen.
         self.lanes = (0...max(1, workers)).map {
-            WorkerLane(name: "videofeed.prefetch.worker\($0)", nice: $0 == max(1, workers) ? 0 : 10)
+            WorkerLane(name: "videofeed.prefetch.worker\($0)", nice: $0 == max(1, workers) ? 5 : 10)
         }
         self.laneBusy = Array(repeating: false, count: max(1, workers) + 1)
     }
@@ -105,34 +105,46 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     /// or retargets the rest, starts work. Returns the wanted set.
     @discardableResult
     public func update(current: Int, history: [Swipe] = [], now: Double = 0) -> [PrefetchRequest] {
+        control.sync { apply(current: current, history: history, now: now) }
+    }
+
+    /// ``update(current:history:now:)`` and ``snapshot(_:)`` of the new current item in one step — what a swipe
+    /// needs. One hop onto the control queue: a second one would wait behind the work the update just queued.
+    public func move(to current: Int, history: [Swipe] = [], now: Double = 0) -> SlotSnapshot<Frame>? {
         control.sync {
-            let changed = current != self.current
-            self.current = current
-            let context = PrefetchContext(current: current, feedLength: feedLength, wraps: wraps, history: history, now: now)
-            let wanted = policy.wanted(in: context)
-            let byIndex = Dictionary(wanted.map { ($0.index, $0) }, uniquingKeysWith: { a, _ in a })
-            for (index, slot) in slots where byIndex[index] == nil { release(slot, index: index) }
-            for request in wanted {
-                let slot = slots[request.index] ?? { let s = Slot(index: request.index); slots[request.index] = s; return s }()
-                slot.wanted = request
-                if changed { slot.starved = false }
-                if distance(request.index) > keepHandlesWithin { releaseHandle(slot) }
-                trimToTarget(slot)
-                schedule(slot)
-            }
-            // Start work after this call returns: a swipe's caller gets its answer before any worker wakes up.
-            control.async { self.pump() }
-            return wanted
+            apply(current: current, history: history, now: now)
+            return snapshotLocked(current)
         }
     }
 
-    /// A copy of item `index`'s state (nil when the item is not in the wanted set).
-    public func snapshot(_ index: Int) -> SlotSnapshot<Frame>? {
-        control.sync {
-            guard let s = slots[index] else { return nil }
-            return SlotSnapshot(index: index, stage: s.stage, firstFrame: s.first, bufferedFrames: s.buffer.count,
-                                bufferedSeconds: s.bufferedSeconds, failure: s.failure, busy: s.job != nil)
+    @discardableResult
+    private func apply(current: Int, history: [Swipe], now: Double) -> [PrefetchRequest] {
+        let changed = current != self.current
+        self.current = current
+        let context = PrefetchContext(current: current, feedLength: feedLength, wraps: wraps, history: history, now: now)
+        let wanted = policy.wanted(in: context)
+        let byIndex = Dictionary(wanted.map { ($0.index, $0) }, uniquingKeysWith: { a, _ in a })
+        for (index, slot) in slots where byIndex[index] == nil { release(slot, index: index) }
+        for request in wanted {
+            let slot = slots[request.index] ?? { let s = Slot(index: request.index); slots[request.index] = s; return s }()
+            slot.wanted = request
+            if changed { slot.starved = false }
+            if distance(request.index) > keepHandlesWithin { releaseHandle(slot) }
+            trimToTarget(slot)
+            schedule(slot)
         }
+        // Start work after this call returns: a swipe's caller gets its answer before any worker wakes up.
+        control.async { self.pump() }
+        return wanted
+    }
+
+    /// A copy of item `index`'s state (nil when the item is not in the wanted set).
+    public func snapshot(_ index: Int) -> SlotSnapshot<Frame>? { control.sync { snapshotLocked(index) } }
+
+    private func snapshotLocked(_ index: Int) -> SlotSnapshot<Frame>? {
+        guard let s = slots[index] else { return nil }
+        return SlotSnapshot(index: index, stage: s.stage, firstFrame: s.first, bufferedFrames: s.buffer.count,
+                            bufferedSeconds: s.bufferedSeconds, failure: s.failure, busy: s.job != nil)
     }
 
     /// Indexes currently held (the wanted set plus slots whose cancelled job has not yet returned).
