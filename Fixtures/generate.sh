@@ -395,4 +395,4 @@ for name in sorted(os.listdir("media")):
 print("verified %d media fixtures" % len(os.listdir("media")), file=sys.stderr)
 PY
 
-log "done in $(( $(date +%s) - start )) s; $(du -sh . | cut -f1) in Fixtures/"
+log "done in $(( $(date +%s) - start )) s; $(du -sh --exclude=bench . | cut -f1) in Fixtures/ (bench/ excluded)"
