@@ -47,7 +47,7 @@ let package = Package(
             dependencies: ["Feed"],
             exclude: ["Samples", "feed_server.py"]
         ),
-        .testTarget(name: "PrefetchTests", dependencies: ["Prefetch"]),
+        .testTarget(name: "PrefetchTests", dependencies: ["Prefetch", "TestSupport"]),
         .testTarget(name: "FeedPlayerTests", dependencies: ["FeedPlayer", "Feed", "Media", "Prefetch", "TestSupport"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "Media", "Feed", "TestSupport"]),
         .testTarget(name: "videofeedTests", dependencies: ["videofeed", "Media", "TestSupport"]),

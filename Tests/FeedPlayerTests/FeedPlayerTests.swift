@@ -3,7 +3,6 @@ import FeedPlayer
 import Foundation
 import Media
 import Prefetch
-import Synchronization
 import TestSupport
 import Testing
 
@@ -48,7 +47,7 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
     @Test("a cold jump is a miss, then the first frame arrives with an event")
     func missThenArrival() throws {
         let player = FeedPlayer(feed: fixtureFeed(count: 20), configuration: smallConfiguration())
-        let events = Mutex<[String]>([])
+        let events = Locked<[String]>([])
         player.onEvent { event in
             switch event {
             case .miss(let i): events.withLock { $0.append("miss \(i)") }
@@ -153,7 +152,7 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
         let player = FeedPlayer(feed: fixtureFeed(count: 3), configuration: smallConfiguration())
         player.start(at: 0)
         #expect(player.waitForFirstFrame(of: 0, timeout: 30).frame != nil)
-        let seen = Mutex<[Double]>([])
+        let seen = Locked<[Double]>([])
         let session = player.play(speed: 8) { frame in seen.withLock { $0.append(frame.time) } }
         Thread.sleep(forTimeInterval: 0.5)
         player.next()

@@ -1,6 +1,6 @@
 import Foundation
 import Prefetch
-import Synchronization
+import TestSupport
 
 /// A frame the mock "decodes": which item, which frame, how big.
 struct MockFrame: Sendable, Equatable {
@@ -27,7 +27,9 @@ final class MockPreparer: PrefetchPreparer {
     let gate: DispatchSemaphore?
     /// Seconds each frame takes to "decode".
     let frameDelay: Double
-    let log = Mutex(Log())
+    /// NSLock rather than `Synchronization.Mutex`: ThreadSanitizer on Linux does not see Mutex's futex and reports
+    /// the accesses it protects as races.
+    let log = Locked(Log())
 
     init(frameBytes: Int = 100, frameDuration: Double = 0.25, failing: Set<Int> = [], framesPerItem: Int = 1000,
          gated: Bool = false, frameDelay: Double = 0) {
@@ -82,3 +84,4 @@ final class MockPreparer: PrefetchPreparer {
     func byteCount(of frame: MockFrame) -> Int { frame.bytes }
     func duration(of frame: MockFrame) -> Double { frameDuration }
 }
+

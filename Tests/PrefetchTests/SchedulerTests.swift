@@ -1,6 +1,6 @@
 import Foundation
 import Prefetch
-import Synchronization
+import TestSupport
 import Testing
 
 @Suite struct SchedulerTests {
@@ -80,7 +80,7 @@ import Testing
         // frames (6, then 4, by priority) are worth more than its buffered frames and take their room; 7 and 3 find
         // nothing worth less than themselves and are dropped.
         let preparer = MockPreparer(frameBytes: 100, frameDuration: 0.1)
-        let evicted = Mutex<[Int]>([])
+        let evicted = Locked<[Int]>([])
         let s = scheduler(preparer, workers: 1, budget: 300)
         s.setEventHandler { event in
             if case .evicted(let index, _, _) = event { evicted.withLock { $0.append(index) } }
