@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 extension FeedPlayer {
     /// The next frame of the current item for playback (the pull API): its first frame, then the decoded frames in
@@ -71,34 +70,36 @@ extension FeedPlayer {
 }
 
 /// A running ``FeedPlayer/play(speed:sink:)``.
-public final class PlaybackSession: Sendable {
-    private let flags = Mutex<(stopped: Bool, done: Bool, frames: Int)>((false, false, 0))
+/// `@unchecked Sendable`: `flags` is only touched under `lock`.
+public final class PlaybackSession: @unchecked Sendable {
+    private let lock = StateLock()
+    private var flags: (stopped: Bool, done: Bool, frames: Int) = (false, false, 0)
     private let doneSignal = DispatchSemaphore(value: 0)
 
     init() {}
 
     /// Stops playback; the sink gets no further frame after ``wait(timeout:)`` returns.
-    public func stop() { flags.withLock { $0.stopped = true } }
+    public func stop() { lock.sync { flags.stopped = true } }
 
     /// Whether ``stop()`` was called.
-    public var isStopped: Bool { flags.withLock { $0.stopped } }
+    public var isStopped: Bool { lock.sync { flags.stopped } }
 
     /// Frames handed to the sink so far.
-    public var framesPlayed: Int { flags.withLock { $0.frames } }
+    public var framesPlayed: Int { lock.sync { flags.frames } }
 
     /// Blocks until playback has ended (stopped or swiped away) or `timeout` passes; returns whether it ended.
     @discardableResult
     public func wait(timeout: Double) -> Bool {
-        if flags.withLock({ $0.done }) { return true }
+        if lock.sync({ flags.done }) { return true }
         guard doneSignal.wait(timeout: .now() + timeout) == .success else { return false }
         doneSignal.signal()
         return true
     }
 
-    func played() { flags.withLock { $0.frames += 1 } }
+    func played() { lock.sync { flags.frames += 1 } }
 
     func finished() {
-        flags.withLock { $0.done = true }
+        lock.sync { flags.done = true }
         doneSignal.signal()
     }
 }

@@ -41,7 +41,7 @@ public final class PrefetchJob<Frame: Sendable>: Sendable {
     private let onDeliver: @Sendable (Frame) -> Void
     private let onReach: @Sendable (PrefetchStage) -> Void
     private let durationOf: @Sendable (Frame) -> Double
-    private let progress = Mutex<(delivered: Int, seconds: Double, stopped: Bool)>((0, 0, false))
+    private let progress = Locked<(delivered: Int, seconds: Double, stopped: Bool)>((0, 0, false))
 
     /// A job as the scheduler (or a test) makes it: `hasFirstFrame` and `bufferedSeconds` describe what the item
     /// already holds; `deliver` and `reached` hand results over without blocking.
@@ -100,4 +100,3 @@ public final class PrefetchJob<Frame: Sendable>: Sendable {
     }
 }
 
-import Synchronization

@@ -1,9 +1,8 @@
-import Synchronization
 
 /// Cancellation for one prefetch job: a flag the job checks between packets, plus handlers run once on cancel (a
 /// preparer backed by FFmpeg registers the interrupt of a blocking read there).
 public final class WorkToken: Sendable {
-    private let state = Mutex<(cancelled: Bool, handlers: [@Sendable () -> Void])>((false, []))
+    private let state = Locked<(cancelled: Bool, handlers: [@Sendable () -> Void])>((false, []))
 
     /// A token that is not cancelled.
     public init() {}

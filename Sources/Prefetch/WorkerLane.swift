@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,7 +9,7 @@ import Glibc
 /// next unrelated block (a priority can be lowered but not raised again without privileges). So each lane is a
 /// dedicated thread: background lanes run at nice 10, the lane kept for the item on screen at nice 0.
 final class WorkerLane: Sendable {
-    private let queue = Mutex<(jobs: [@Sendable () -> Void], stopped: Bool)>(([], false))
+    private let queue = Locked<(jobs: [@Sendable () -> Void], stopped: Bool)>(([], false))
     private let wake = DispatchSemaphore(value: 0)
 
     init(name: String, nice: Int32) {
