@@ -6,21 +6,26 @@ enum Reorient {
                      orientation: Orientation) -> [UInt8] {
         let outW = orientation.swapsAxes ? size.height : size.width
         let outH = orientation.swapsAxes ? size.width : size.height
-        var out = [UInt8](repeating: 0, count: format.byteCount(width: outW, height: outH))
+        let count = format.byteCount(width: outW, height: outH)
         let planes = format.planeSizes(width: size.width, height: size.height)
         let bpp = format.bytesPerPixel
-        out.withUnsafeMutableBufferPointer { dst in
+        // Every byte is written below (each plane is a permutation of its source pixels), so the buffer is not
+        // zeroed first: that would touch every byte of every frame twice.
+        return [UInt8](unsafeUninitializedCapacity: count) { dst, initialized in
             var offset = 0
             for (index, plane) in planes.enumerated() {
+                let planeBytes = plane.width * plane.height * bpp
                 let stride = Int(withUnsafeBytes(of: frame.pointee.linesize) { $0.load(fromByteOffset: index * 4, as: Int32.self) })
-                guard let src = withUnsafeBytes(of: frame.pointee.data, { $0.load(fromByteOffset: index * 8, as: UnsafeMutablePointer<UInt8>?.self) })
-                else { continue }
-                copy(from: src, stride: stride, width: plane.width, height: plane.height, bytesPerPixel: bpp,
-                     to: dst.baseAddress! + offset, orientation: orientation)
-                offset += plane.width * plane.height * bpp
+                if let src = withUnsafeBytes(of: frame.pointee.data, { $0.load(fromByteOffset: index * 8, as: UnsafeMutablePointer<UInt8>?.self) }) {
+                    copy(from: src, stride: stride, width: plane.width, height: plane.height, bytesPerPixel: bpp,
+                         to: dst.baseAddress! + offset, orientation: orientation)
+                } else {
+                    (dst.baseAddress! + offset).initialize(repeating: 0, count: planeBytes)
+                }
+                offset += planeBytes
             }
+            initialized = count
         }
-        return out
     }
 
     /// Writes a `width`×`height` plane so that stored pixel (x, y) lands where the orientation puts it.

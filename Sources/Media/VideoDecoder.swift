@@ -70,6 +70,7 @@ public final class VideoDecoder {
     private var exactTarget: Double? = nil
     private var sequence = 0
     private var lastError: MediaError? = nil
+    private var scratch: UnsafeMutablePointer<AVFrame>? = nil
 
     /// Opens a decoder for a video stream of `file`.
     /// - Throws: ``MediaError`` `noVideoStream`, `unsupportedCodec`, `limitExceeded`.
@@ -119,24 +120,27 @@ public final class VideoDecoder {
         avcodec_free_context(&ctx)
         var pkt: UnsafeMutablePointer<AVPacket>? = packet
         av_packet_free(&pkt)
+        av_frame_free(&scratch)
     }
 
     /// Takes one frame out of the decoder if it has one. The low-level step under ``nextFrame()``: on
     /// ``DecodeResult/needsInput`` call ``feed()``.
     public func receive() throws -> DecodeResult {
         if drained { return .endOfStream }
-        guard let raw = av_frame_alloc() else {
+        // One scratch frame receives; it is handed over only when it holds a picture, so asking a decoder that
+        // needs more input (once per packet) allocates nothing.
+        if scratch == nil { scratch = av_frame_alloc() }
+        guard let raw = scratch else {
             throw MediaError(.limitExceeded, operation: "decode", item: file.item, message: "out of memory")
         }
         let result = avcodec_receive_frame(codecContext, raw)
         if result >= 0 {
+            scratch = nil
             let frame = VideoFrame(takingOwnership: raw, timeBase: timeBase, startTime: file.info.startTime,
                                    sequenceNumber: sequence)
             sequence += 1
             return .frame(frame)
         }
-        var f: UnsafeMutablePointer<AVFrame>? = raw
-        av_frame_free(&f)
         if result == vf_averror_eagain() { return .needsInput }
         if result == vf_averror_eof() {
             drained = true

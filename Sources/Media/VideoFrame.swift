@@ -68,13 +68,16 @@ public final class VideoFrame {
     public func packedBytes() -> [UInt8] {
         let count = packedByteCount
         guard count > 0 else { return [] }
-        var out = [UInt8](repeating: 0, count: count)
-        let written = out.withUnsafeMutableBufferPointer { buffer in
-            withFramePlanes { data, linesize in
+        var written: Int32 = 0
+        // av_image_copy_to_buffer fills all `count` bytes on success, so the buffer is not zeroed first.
+        let out = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            written = withFramePlanes { data, linesize in
                 av_image_copy_to_buffer(buffer.baseAddress, Int32(count), data, linesize,
                                         AVPixelFormat(rawValue: frame.pointee.format),
                                         frame.pointee.width, frame.pointee.height, 1)
             }
+            if written < 0 { buffer.baseAddress!.initialize(repeating: 0, count: count) }
+            initialized = count
         }
         return written > 0 ? out : []
     }

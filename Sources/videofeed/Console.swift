@@ -21,6 +21,11 @@ enum Console {
         return encoder
     }
 
+    /// `text` padded with spaces to `width` characters (left-aligned); longer text is kept whole.
+    static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+
     /// One line for any error: ``MediaError``'s own description, or the error's localized description.
     static func describe(_ error: Error) -> String {
         if let media = error as? MediaError { return media.description }

@@ -51,10 +51,8 @@ struct DemoCommand: ParsableCommand {
                 _ = try FrameDumper.run(png)
                 let video = info.primaryVideoStream
                 let shown = video.map { "\($0.displaySize)" } ?? "-"
-                func pad(_ text: String, _ width: Int) -> String {
-                    text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
-                }
-                Console.out(pad(item.publicID, 28) + pad(video?.codec ?? "-", 7) + pad(shown, 10)
+                Console.out(Console.pad(item.publicID, 27) + " " + Console.pad(video?.codec ?? "-", 6) + " "
+                            + Console.pad(shown, 9) + " "
                             + String(format: "%5d frames  ", frames) + item.createdAt + "\n")
             } catch {
                 failures += 1

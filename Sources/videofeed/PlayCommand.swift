@@ -156,11 +156,8 @@ struct PlayCommand: ParsableCommand {
             }
             if !json {
                 let ttff = record.timeToFirstFrameMs.map { String(format: "%8.2f ms", $0) } ?? "       -   "
-                func pad(_ text: String, _ width: Int) -> String {
-                    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
-                }
-                let act = pad(action.text, 4)
-                let result = pad(record.result, 5)
+                let act = Console.pad(action.text, 4)
+                let result = Console.pad(record.result, 5)
                 Console.out(String(format: "%5d ", n + 1) + act + String(format: " #%-4d ", index) + ttff + "  "
                             + result + "  " + record.publicID + "\n")
             }
