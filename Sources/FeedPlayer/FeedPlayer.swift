@@ -50,7 +50,8 @@ public final class FeedPlayer: @unchecked Sendable {
     ///   - configuration: display size and format, workers, memory budget.
     public init(feed: [FeedItem], policy: any PrefetchPolicy = .window(),
                 configuration: FeedPlayerConfiguration = FeedPlayerConfiguration()) {
-        _ = Self.returnFramesToTheSystem
+        // Frames come and go with every swipe: return them to the system so resident memory follows the budget.
+        AllocatorTuning.returnLargeBlocks()
         self.items = feed
         self.policy = policy
         self.configuration = configuration
@@ -66,20 +67,6 @@ public final class FeedPlayer: @unchecked Sendable {
     }
 
     deinit { scheduler.shutdown() }
-
-    /// Decoded frames are megabytes each and come and go with every swipe. glibc's malloc would, after the first
-    /// free, serve blocks of that size from its heaps and keep them when freed, so resident memory drifts far above
-    /// the budget. A fixed mmap threshold of 1 MiB makes every frame its own mapping, returned to the system when
-    /// the frame is dropped. Process-wide, set once, only on Linux.
-    private static let returnFramesToTheSystem: Void = {
-        #if canImport(Glibc)
-        // mallopt(M_MMAP_THRESHOLD = -3, 1 MiB); looked up at run time because <malloc.h> is not in Swift's Glibc.
-        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-        if getenv("VF_NO_MALLOPT") == nil, let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") {
-            _ = unsafeBitCast(symbol, to: Mallopt.self)(-3, 1 << 20)
-        }
-        #endif
-    }()
 
     /// Receives every ``FeedPlayerEvent`` on a background thread; return quickly and do not call back into the
     /// player from the handler (hand the event to your own queue instead).

@@ -20,7 +20,7 @@ public struct FeedPlayerConfiguration: Sendable {
     /// Whether the feed wraps around (after the last item comes the first).
     public var wraps = false
     /// Protocol whitelist, time limits and size limits for opening items.
-    public var openOptions = OpenOptions()
+    public var openOptions = OpenOptions(streamInfo: .header)
 
     /// The defaults described on each property.
     public init() {}

@@ -18,6 +18,9 @@ public final class MediaFile {
     let context: UnsafeMutablePointer<AVFormatContext>
     let interrupt: InterruptState
     private let interruptBox: Unmanaged<InterruptState>
+    /// Packets read while the stream information was completed (``StreamInfoMode/header``), handed out first by
+    /// `readPacket`; dropped by a seek.
+    private var pending: [UnsafeMutablePointer<AVPacket>] = []
 
     /// Opens a local path, a `file:` URL or an `http(s)://` URL and reads its stream information.
     ///
@@ -63,7 +66,9 @@ public final class MediaFile {
         }
         ctx = opened
 
-        let infoResult = avformat_find_stream_info(ctx, nil)
+        var read: [UnsafeMutablePointer<AVPacket>]? = nil
+        if options.streamInfo == .header { read = MediaFile.completeFromHeader(ctx) }
+        let infoResult = read == nil ? avformat_find_stream_info(ctx, nil) : 0
         interrupt.disarm()
         if infoResult < 0 {
             let error = MediaError.ffmpeg(infoResult, operation: "read stream info", item: target.display,
@@ -75,15 +80,21 @@ public final class MediaFile {
         let info = MediaFile.readInfo(ctx)
         if let tooLarge = MediaFile.limitViolation(info, options) {
             // Before every stored property is set deinit will not run, so release here.
+            for packet in read ?? [] {
+                var p: UnsafeMutablePointer<AVPacket>? = packet
+                av_packet_free(&p)
+            }
             avformat_close_input(&maybeCtx)
             interruptBox.release()
             throw MediaError(.limitExceeded, operation: "open", item: target.display, message: tooLarge)
         }
         self.context = ctx
         self.info = info
+        self.pending = read ?? []
     }
 
     deinit {
+        dropPendingPackets()
         var ctx: UnsafeMutablePointer<AVFormatContext>? = context
         avformat_close_input(&ctx)
         interruptBox.release()
@@ -135,6 +146,12 @@ extension MediaFile {
     /// function is `av_read_frame`; its `AVERROR_EOF` is ``PacketRead/endOfFile``, not an error.
     func readPacket(into packet: UnsafeMutablePointer<AVPacket>) throws -> PacketRead {
         try throwIfCancelled("read")
+        if !pending.isEmpty {
+            var first: UnsafeMutablePointer<AVPacket>? = pending.removeFirst()
+            av_packet_move_ref(packet, first)
+            av_packet_free(&first)
+            return .packet
+        }
         interrupt.arm(seconds: options.readTimeout)
         let result = av_read_frame(context, packet)
         interrupt.disarm()
@@ -146,5 +163,14 @@ extension MediaFile {
             throw MediaError.ffmpeg(result, operation: "read", item: item, interrupt: interrupt)
         }
         return .packet
+    }
+
+    /// Frees the packets kept from opening; called before a seek, after which they are stale.
+    func dropPendingPackets() {
+        for packet in pending {
+            var p: UnsafeMutablePointer<AVPacket>? = packet
+            av_packet_free(&p)
+        }
+        pending.removeAll()
     }
 }

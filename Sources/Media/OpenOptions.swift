@@ -13,6 +13,25 @@ public struct OpenOptions: Sendable, Equatable {
     /// Largest accepted width or height of a video stream.
     public var maxDimension: Int = 16384
 
-    /// The defaults described on each property.
-    public init() {}
+    /// How the streams are described after the container's header is read.
+    public var streamInfo: StreamInfoMode = .probe
+
+    /// The defaults described on each property, with `streamInfo` as given.
+    public init(streamInfo: StreamInfoMode = .probe) {
+        self.streamInfo = streamInfo
+    }
+}
+
+/// How ``MediaFile`` completes its ``MediaInfo`` after reading the container's header.
+public enum StreamInfoMode: Sendable, Equatable {
+    /// Always as ffprobe does (`avformat_find_stream_info`): reads packets and decodes the first frame of each
+    /// stream whose header leaves something out. Exact for every container; costs about one decoded picture.
+    case probe
+    /// Trust a header that already describes every stream, as MP4/MOV's does, and take a missing 8-bit pixel format
+    /// from the codec's parser on the first video packet (which is kept and handed to the decoder, so nothing is
+    /// read twice); anything else — another container, a missing size or sample rate, a high-bit-depth or unknown
+    /// pixel format (where HDR signalling may live only in the bitstream) — falls back to ``probe``. Saves the
+    /// decode of one picture per open: what a thumbnail batch and a feed's first frame want. The file's overall
+    /// bit rate may be missing in this mode.
+    case header
 }

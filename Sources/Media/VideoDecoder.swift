@@ -224,6 +224,7 @@ public final class VideoDecoder {
         FFmpegLog.clear()
         let tb = Double(timeBase.num) / Double(max(timeBase.den, 1))
         let target = Int64(((seconds + file.info.startTime) / tb).rounded(.down))
+        file.dropPendingPackets()
         file.interrupt.arm(seconds: file.options.readTimeout)
         var result = av_seek_frame(file.context, Int32(stream.index), target, vf_seek_flag_backward())
         if result < 0 {
@@ -240,6 +241,44 @@ public final class VideoDecoder {
         drained = false
         sequence = 0
         exactTarget = mode == .exact ? seconds : nil
+    }
+
+    /// The keyframe at or before `seconds`, decoded alone: seeks back to it, sends that one packet and drains the
+    /// decoder, so exactly one picture is decoded whatever the stream's reordering delay (an H.264 stream with
+    /// B-frames otherwise decodes two or three frames before the first comes out). What a thumbnail or a scrubber
+    /// preview needs. Packets the decoder rejects as corrupt are skipped for the next keyframe.
+    ///
+    /// Afterwards the decoder is drained: ``nextFrame()`` returns nil until the next ``seek(to:mode:)`` or
+    /// `keyframe(at:)`.
+    /// - Returns: the frame, or nil when no keyframe at or after the seek point could be decoded.
+    /// - Throws: ``MediaError`` `invalidArgument`, `cancelled`, `timedOut`, `io`, and seek failures.
+    public func keyframe(at seconds: Double) throws -> VideoFrame? {
+        try seek(to: seconds, mode: .fast)
+        while true {
+            try file.throwIfCancelled("decode")
+            guard try file.readPacket(into: packet) == .packet else {
+                inputEnded = true
+                return nil
+            }
+            defer { av_packet_unref(packet) }
+            guard Int(packet.pointee.stream_index) == stream.index,
+                  (packet.pointee.flags & vf_pkt_flag_key()) != 0 else { continue }
+            let sent = avcodec_send_packet(codecContext, packet)
+            if sent == vf_averror_invaliddata() || sent == vf_averror_patchwelcome() {
+                corruptPacketCount += 1
+                continue
+            }
+            guard sent >= 0 else {
+                throw MediaError.ffmpeg(sent, operation: "decode", item: file.item, interrupt: file.interrupt)
+            }
+            inputEnded = true
+            _ = avcodec_send_packet(codecContext, nil)
+            if case .frame(let frame) = try receive() { return frame }
+            // The decoder produced nothing from this keyframe: start over from the next one.
+            avcodec_flush_buffers(codecContext)
+            inputEnded = false
+            drained = false
+        }
     }
 
     /// Half a tick of the stream's time base: a frame whose timestamp rounds to the target counts as "at" it.

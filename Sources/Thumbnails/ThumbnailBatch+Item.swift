@@ -32,7 +32,7 @@ extension ThumbnailBatch {
             sourceEtag: stamp.etag, options: options.fingerprint)
         let token = CancellationToken()
         let timedOut = Atomic<Bool>(false)
-        var openOptions = OpenOptions()
+        var openOptions = OpenOptions(streamInfo: .header)
         var timer: DispatchWorkItem?
         if let limit = configuration.timeLimit {
             openOptions.openTimeout = min(limit, openOptions.openTimeout ?? limit)

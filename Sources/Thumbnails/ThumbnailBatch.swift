@@ -89,8 +89,11 @@ public final class ThumbnailBatch: Sendable {
     /// - Parameter progress: called after each item, from a worker thread.
     /// - Throws: ``MediaError`` only when the output folder or the card file cannot be written; item failures are
     ///   in ``Summary/failures``.
+    ///
+    /// Tunes the process's allocator for opening one decoder after another (``AllocatorTuning/keepLargeBlocks()``).
     public func run(progress: (@Sendable (Progress) -> Void)? = nil) throws -> Summary {
         let started = DispatchTime.now()
+        AllocatorTuning.keepLargeBlocks()
         let out = configuration.output
         do {
             try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)

@@ -15,23 +15,24 @@ public struct ThumbnailOptions: Sendable, Hashable, Codable {
     public var quality: Int
     /// Render one contact sheet instead of one image per position.
     public var sheet: SheetLayout?
-    /// Take the keyframe at or before each position instead of the exact frame: one decoded frame per position
-    /// instead of everything from the keyframe on. What ffmpegthumbnailer does.
-    public var fastSeek: Bool
+    /// Take the exact frame at or after each position (decoding everything from the keyframe before it) instead of
+    /// the keyframe at or before it. Off by default: like ffmpegthumbnailer, a thumbnail takes the keyframe, which
+    /// costs one decoded picture per position however far the position is from the keyframe.
+    public var exact: Bool
     /// Draw each tile's time (`m:ss.s`) in its bottom-left corner on a contact sheet.
     public var timestamps: Bool
 
     /// The defaults: one thumbnail at 10 %, 320 wide, JPEG quality 85.
     public init(positions: [FramePosition] = [.fraction(0.1)], box: Size = Size(width: 320, height: 0),
                 square: Bool = false, format: ImageFormat = .jpeg, quality: Int = 85, sheet: SheetLayout? = nil,
-                fastSeek: Bool = false, timestamps: Bool = false) {
+                exact: Bool = false, timestamps: Bool = false) {
         self.positions = positions.isEmpty ? [.fraction(0.1)] : positions
         self.box = box
         self.square = square
         self.format = format
         self.quality = quality
         self.sheet = sheet
-        self.fastSeek = fastSeek
+        self.exact = exact
         self.timestamps = timestamps
     }
 
@@ -39,6 +40,6 @@ public struct ThumbnailOptions: Sendable, Hashable, Codable {
     public var fingerprint: String {
         let at = positions.map(\.description).joined(separator: ",")
         return "at=\(at);box=\(box);square=\(square);format=\(format.rawValue);q=\(quality);"
-            + "sheet=\(sheet?.description ?? "-");fast=\(fastSeek);ts=\(timestamps);v=1"
+            + "sheet=\(sheet?.description ?? "-");exact=\(exact);ts=\(timestamps);v=2"
     }
 }

@@ -10,25 +10,25 @@ extension ThumbnailRenderer {
         let duration: Double?
         let tone: ToneMapping
         let threads: Int
-        let fastSeek: Bool
+        let exact: Bool
         private var decoder: VideoDecoder?
-        private var keyframeDecoder: VideoDecoder?
         private var firstFrame: VideoFrame?
 
         init(file: MediaFile, stream: StreamInfo, still: Bool, duration: Double?, tone: ToneMapping, threads: Int,
-             fastSeek: Bool) {
+             exact: Bool) {
             self.file = file
             self.stream = stream
             self.still = still
             self.duration = duration
             self.tone = tone
             self.threads = threads
-            self.fastSeek = fastSeek
+            self.exact = exact
         }
 
-        /// The first frame at or after `target` seconds (with `fastSeek` the keyframe at or before it), else the last
+        /// The keyframe at or before `target` seconds (with `exact` the first frame at or after it), else the last
         /// frame.
-        mutating func frame(at requested: Double) throws -> VideoFrame {
+        mutating func frame(at requested: Double, exact: Bool? = nil) throws -> VideoFrame {
+            let exact = exact ?? self.exact
             // Past the end means the last frames: aim just before the end.
             let target = duration.map { min(requested, max(0, $0 - 0.05)) } ?? requested
             if still || target <= 0 {
@@ -45,8 +45,12 @@ extension ThumbnailRenderer {
             } else {
                 let d = try openDecoder()
                 do {
-                    try d.seek(to: target, mode: fastSeek ? .fast : .exact)
-                    if let f = try d.nextFrame() { return f }
+                    if !exact {
+                        if let f = try d.keyframe(at: target) { return f }
+                    } else {
+                        try d.seek(to: target, mode: .exact)
+                        if let f = try d.nextFrame() { return f }
+                    }
                 } catch let error as MediaError where error.kind != .cancelled && error.kind != .timedOut {
                     // Not seekable: decode from the start instead.
                 }
@@ -69,16 +73,14 @@ extension ThumbnailRenderer {
         /// `auto`: keyframe candidates first, exact frames at the same times when every keyframe is blank.
         mutating func chooseAuto(converter: FrameConverter) throws -> FrameChooser.Choice {
             let times = FrameChooser.sampleTimes(duration: duration ?? 0)
-            if keyframeDecoder == nil {
-                keyframeDecoder = try VideoDecoder(file: file,
-                                                   options: DecoderOptions(threadCount: threads, keyframesOnly: true))
-            }
+            let keyframes = try openDecoder()
             var candidates: [FrameChooser.Candidate] = []
             var seen = Set<Double>()
             for t in times {
-                guard let kd = keyframeDecoder else { break }
-                do { try kd.seek(to: t, mode: .fast) } catch let e as MediaError where e.kind != .cancelled { break }
-                guard let f = try kd.nextFrame() else { continue }
+                let found: VideoFrame?
+                do { found = try keyframes.keyframe(at: t) } catch let e as MediaError
+                    where e.kind != .cancelled && e.kind != .timedOut { break }
+                guard let f = found else { continue }
                 let key = f.time ?? -1
                 if seen.contains(key) { continue }
                 seen.insert(key)
@@ -86,7 +88,7 @@ extension ThumbnailRenderer {
             }
             if candidates.allSatisfy({ $0.stats.isBlank }) {
                 for t in times {
-                    let f = try frame(at: t)
+                    let f = try frame(at: t, exact: true)
                     if let time = f.time, seen.contains(time) { continue }
                     seen.insert(f.time ?? -1)
                     candidates.append(try candidate(f, converter))

@@ -16,7 +16,7 @@ public struct ThumbnailRenderer: Sendable {
     public var decoderThreads: Int
 
     /// A renderer with `options`.
-    public init(options: ThumbnailOptions = ThumbnailOptions(), openOptions: OpenOptions = OpenOptions(),
+    public init(options: ThumbnailOptions = ThumbnailOptions(), openOptions: OpenOptions = OpenOptions(streamInfo: .header),
                 decoderThreads: Int = 1) {
         self.options = options
         self.openOptions = openOptions
@@ -37,7 +37,7 @@ public struct ThumbnailRenderer: Sendable {
         let still = stream.isAttachedPicture || stream.frameCount == 1 || !((duration ?? 0) > 0) || oneFrame
         let tone = ToneMapping(stream: stream)
         var session = Session(file: file, stream: stream, still: still, duration: duration, tone: tone,
-                              threads: decoderThreads, fastSeek: options.fastSeek)
+                              threads: decoderThreads, exact: options.exact)
         var result = RenderedThumbnails(images: [], times: [], duration: duration, sourceSize: stream.displaySize,
                                         blank: false, toneMapping: tone)
         if let sheet = options.sheet {

@@ -37,8 +37,8 @@ struct ThumbsRunCommand: ParsableCommand {
     @Flag(help: "Crop the center square instead of fitting the whole picture.")
     var square = false
 
-    @Flag(help: "Take the keyframe at or before each position instead of the exact frame (faster).")
-    var fastSeek = false
+    @Flag(help: "Take the exact frame at or after each position instead of the keyframe at or before it (slower).")
+    var exact = false
 
     @Option(help: "Image format: jpg, png or webp.")
     var format: String = "jpg"
@@ -109,7 +109,7 @@ struct ThumbsRunCommand: ParsableCommand {
         let options = ThumbnailOptions(
             positions: FramePosition.parseList(at) ?? [], box: size ?? Size(width: 320, height: 0),
             square: square, format: ImageFormat(name: format) ?? .jpeg, quality: quality,
-            sheet: sheet.flatMap { SheetLayout(parsing: $0) }, fastSeek: fastSeek,
+            sheet: sheet.flatMap { SheetLayout(parsing: $0) }, exact: exact,
             timestamps: timestamps)
         let page: FeedPage
         let source = feedSource

@@ -24,6 +24,31 @@ import Testing
         #expect(try #require(frame.time) <= 1.5)
     }
 
+    @Test("keyframe(at:) gives the keyframe at or before the target, the same picture a fast seek decodes first",
+          arguments: ["h264_portrait.mp4", "hevc.mp4", "vp9.webm", "rotate90.mp4", "black_start.mp4"])
+    func keyframe(name: String) throws {
+        let file = TestFixtures.media(name)
+        let alone = try VideoDecoder(file: MediaFile(path: file), options: DecoderOptions(threadCount: 1))
+        let reference = try VideoDecoder(file: MediaFile(path: file), options: DecoderOptions(threadCount: 1))
+        let duration = try #require(alone.file.info.duration)
+        // The first frame may start after 0 (vp9.webm's at 7 ms): nothing is "at or before" an earlier target.
+        let start = try #require(try reference.nextFrame()?.time)
+        for target in [duration * 0.75, 0, duration * 0.5] {
+            let frame = try #require(try alone.keyframe(at: target))
+            #expect(frame.isKeyframe)
+            #expect(try #require(frame.time) <= max(target, start) + 1e-6)
+            // Drained: nothing more until the next seek.
+            #expect(try alone.nextFrame() == nil)
+            try reference.seek(to: target, mode: .fast)
+            let expected = try #require(try reference.nextFrame())
+            #expect(frame.time == expected.time, "\(name) at \(target)")
+            #expect(frame.packedMD5() == expected.packedMD5(), "\(name) at \(target)")
+        }
+        // A seek after keyframe(at:) decodes normally again.
+        try alone.seek(to: 0, mode: .exact)
+        #expect(try alone.nextFrame()?.time == start)
+    }
+
     @Test("seeking back after reaching the end decodes again")
     func seekAfterEnd() throws {
         let decoder = try VideoDecoder(file: MediaFile(path: TestFixtures.media("hevc.mp4")))

@@ -107,26 +107,27 @@ import Testing
     @Test("several positions from one open, each frame at or after its target")
     func severalPositions() throws {
         let result = try ThumbnailRenderer(options: ThumbnailOptions(
-            positions: [.fraction(0.1), .fraction(0.5), .seconds(1.5)])).render(path: TestFixtures.media("vfr.mp4"))
+            positions: [.fraction(0.1), .fraction(0.5), .seconds(1.5)], exact: true)).render(path: TestFixtures.media("vfr.mp4"))
         let times = result.times.map { $0 ?? -1 }
         #expect(times.count == 3)
         #expect(times[0] >= 0.225 - 0.01 && times[1] >= 1.125 - 0.01 && times[2] >= 1.5 - 0.01, "\(times)")
         #expect(times[0] < times[1] && times[1] < times[2])
     }
 
-    @Test("fast seek takes the keyframe at or before the position, exact seek the frame at or after it")
-    func fastSeek() throws {
+    @Test("by default a position takes the keyframe at or before it, with exact the frame at or after it")
+    func keyframeOrExact() throws {
         let path = TestFixtures.media("h264_portrait.mp4")
-        let fast = try ThumbnailRenderer(options: ThumbnailOptions(positions: [.fraction(0.5)], fastSeek: true))
+        let fast = try ThumbnailRenderer(options: ThumbnailOptions(positions: [.fraction(0.5)])).render(path: path)
+        let exact = try ThumbnailRenderer(options: ThumbnailOptions(positions: [.fraction(0.5)], exact: true))
             .render(path: path)
-        let exact = try ThumbnailRenderer(options: ThumbnailOptions(positions: [.fraction(0.5)])).render(path: path)
         let fastTime = try #require(fast.times[0]), exactTime = try #require(exact.times[0])
         #expect(fastTime < 1.0 && exactTime >= 1.0 - 0.01, "fast \(fastTime), exact \(exactTime)")
     }
 
     @Test("a position at the start after a later one goes back to the first frame")
     func backToStart() throws {
-        let result = try ThumbnailRenderer(options: ThumbnailOptions(positions: [.fraction(0.5), .seconds(0)]))
+        let result = try ThumbnailRenderer(options: ThumbnailOptions(positions: [.fraction(0.5), .seconds(0)],
+                                                                     exact: true))
             .render(path: TestFixtures.media("h264_portrait.mp4"))
         #expect(result.times.map { $0 ?? -1 } == [1.0, 0.0])
     }

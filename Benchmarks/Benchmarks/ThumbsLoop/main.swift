@@ -1,17 +1,20 @@
 // The baseline of Benchmarks/compare-thumbs.sh: a bare loop of the Media calls `videofeed thumbs --at 10%
-// --size 320x320` makes for each file — open, decoder (one thread), exact seek to 10 %, one frame, convert upright
+// --size 320x320` makes for each file — open (stream information from the header), decoder (one thread), the
+// keyframe at or before 10 % (with --exact: exact seek to 10 % and the first frame from there), convert upright
 // into 320x320 RGB, JPEG quality 85, atomic write — on N threads pulling files from a shared counter, without the
 // batch around it (no feed, no cards, no incremental plan, no time limit).
 //
-//   ThumbsLoop OUT_DIR JOBS FILE...
+//   ThumbsLoop [--exact] OUT_DIR JOBS FILE...
 import Dispatch
 import Foundation
 import Media
 import Synchronization
 
-let arguments = CommandLine.arguments
+var arguments = CommandLine.arguments
+let exact = arguments.count > 1 && arguments[1] == "--exact"
+if exact { arguments.remove(at: 1) }
 guard arguments.count >= 4, let jobs = Int(arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: ThumbsLoop OUT_DIR JOBS FILE...\n".utf8))
+    FileHandle.standardError.write(Data("usage: ThumbsLoop [--exact] OUT_DIR JOBS FILE...\n".utf8))
     exit(2)
 }
 let out = arguments[1]
@@ -20,6 +23,7 @@ try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories
 let next = Atomic<Int>(0)
 let failures = Atomic<Int>(0)
 let group = DispatchGroup()
+AllocatorTuning.keepLargeBlocks()
 for worker in 0..<jobs {
     DispatchQueue(label: "ThumbsLoop.\(worker)").async(group: group) {
         let encoder = ImageEncoder(format: .jpeg, quality: 85)
@@ -28,10 +32,17 @@ for worker in 0..<jobs {
             guard index < files.count else { return }
             let path = files[index]
             do {
-                let file = try MediaFile(path: path)
+                let file = try MediaFile(path: path, options: OpenOptions(streamInfo: .header))
                 let decoder = try VideoDecoder(file: file, options: DecoderOptions(threadCount: 1))
-                try decoder.seek(to: (file.info.duration ?? 0) * 0.1, mode: .exact)
-                guard let frame = try decoder.nextFrame() else { throw MediaError(
+                let target = (file.info.duration ?? 0) * 0.1
+                let found: VideoFrame?
+                if exact {
+                    try decoder.seek(to: target, mode: .exact)
+                    found = try decoder.nextFrame()
+                } else {
+                    found = try decoder.keyframe(at: target)
+                }
+                guard let frame = found else { throw MediaError(
                     .invalidData, operation: "thumbnail", item: path, message: "no frame") }
                 let converter = FrameConverter(pixelFormat: .rgb24, fittingIn: Size(width: 320, height: 320),
                                                orientation: decoder.stream.orientation)
