@@ -42,14 +42,20 @@ hyperfine --warmup 1 --runs "${RUNS:-5}" --export-json "$work/result.json" \
 -q:v 3 -y $work/out/\$(basename \"\$1\" .mp4).jpg' _ {}"
 python3 - "$work/result.json" "$count" <<'PY'
 import json, sys
-runs = {r["command"]: r["median"] for r in json.load(open(sys.argv[1]))["results"]}
+results = json.load(open(sys.argv[1]))["results"]
+runs = {r["command"]: r["median"] for r in results}
+# CPU seconds (user + system, the children included) per run: what each contender costs, and much less sensitive
+# than wall time to other load on a shared machine.
+cpu = {r["command"]: r["user"] + r["system"] for r in results}
 n = int(sys.argv[2])
 for name, median in runs.items():
-    print(f"{name:18s} median {median:7.3f} s  {n / median:6.1f} clips/s")
+    print(f"{name:18s} median {median:7.3f} s  {n / median:6.1f} clips/s  CPU {cpu[name]:7.3f} s")
 vf, exact = runs["videofeed"], runs["videofeed-exact"]
 print(f"videofeed vs ffmpegthumbnailer:         {runs['ffmpegthumbnailer'] / vf:.2f}x (target >= 8x)")
 print(f"videofeed vs ffmpeg CLI:                {runs['ffmpeg'] / vf:.2f}x (target >= 20x)")
 print(f"videofeed-exact vs ffmpeg CLI:          {runs['ffmpeg'] / exact:.2f}x (both the exact frame)")
 print(f"videofeed time / bare loop time:        {vf / runs['bare-loop']:.3f} (target <= 1.2)")
 print(f"videofeed-exact time / bare loop time:  {exact / runs['bare-loop-exact']:.3f}")
+print(f"CPU: ffmpegthumbnailer / videofeed:    {cpu['ffmpegthumbnailer'] / cpu['videofeed']:.2f}x")
+print(f"CPU: ffmpeg CLI / videofeed:            {cpu['ffmpeg'] / cpu['videofeed']:.2f}x")
 PY

@@ -120,12 +120,13 @@ public final class FeedPlayer: @unchecked Sendable {
                 playheadShownFirst = false
             }
             current = target
-            let snapshot = scheduler.move(to: target, history: history, now: started)
-            if let failure = snapshot?.failure {
+            // The answer comes from what the scheduler last published; its update is queued, never waited for.
+            let published = scheduler.swipe(to: target, history: history, now: started)
+            if let failure = published.failure {
                 if isSwipe { misses += 1 }
                 return .failed(failure)
             }
-            if let first = snapshot?.firstFrame {
+            if let first = published.first {
                 pendingMiss = nil
                 if isSwipe {
                     hits += 1

@@ -16,7 +16,7 @@ struct MediaPreparer: PrefetchPreparer {
         var converter: FrameConverter?
         var loop = 0
         var decodedInLoop = 0
-        /// The last picture delivered: what a still image or cover shows again on each loop.
+        /// The picture of a still image or cover (an item whose first pass had one frame), shown again on each loop.
         var lastImage: Image?
 
         init(file: MediaFile, cancellation: CancellationToken) {
@@ -84,7 +84,10 @@ struct MediaPreparer: PrefetchPreparer {
             }
             handle.decodedInLoop += 1
             let image = try converter.convert(frame)
-            handle.lastImage = image
+            // Only a still needs its picture again, and a still has one frame: keep the first picture of the first
+            // pass (the first frame's own storage) and let go of it once a second frame proves this is a video, so
+            // the handle never holds a frame outside the budget.
+            if handle.loop == 0 { handle.lastImage = handle.decodedInLoop == 1 ? image : nil }
             let shown = PlayerFrame(index: job.index, image: image, time: frame.time ?? 0,
                                     duration: Self.duration(of: frame, in: decoder), loop: handle.loop)
             if !job.deliver(shown) { return handle }

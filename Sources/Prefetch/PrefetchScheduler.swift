@@ -43,19 +43,39 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     private var idleWaiters: [@Sendable () -> Void] = []
     private var eventHandler: (@Sendable (PrefetchEvent) -> Void)?
 
+    /// What a swipe needs to know about an item, readable without waiting for the control queue.
+    private struct Shown {
+        var first: Frame?
+        var failure: String?
+    }
+
+    /// Each slot's first frame and failure, copied here (on the control queue) whenever they change, so that
+    /// ``swipe(to:history:now:)`` answers from this board under its own short lock while the control queue may be
+    /// busy. Entries go when their slot is released.
+    private let board = Locked<[Int: Shown]>([:])
+
     private final class Slot {
         let index: Int
-        var wanted: PrefetchRequest?
+        let board: Locked<[Int: Shown]>
+        var wanted: PrefetchRequest? { didSet { if (oldValue == nil) != (wanted == nil) { post() } } }
         var stage: PrefetchStage?
-        var first: Frame?
+        var first: Frame? { didSet { post() } }
         var firstBytes = 0
         var buffer: [(frame: Frame, bytes: Int, duration: Double)] = []
         var handle: Preparer.Handle?
         var job: Job?
-        var failure: String?
+        var failure: String? { didSet { post() } }
         /// Set when the budget evicted this slot: do not refill it until the current item changes.
         var starved = false
-        init(index: Int) { self.index = index }
+        init(index: Int, board: Locked<[Int: Shown]>) {
+            self.index = index
+            self.board = board
+        }
+        /// Copies the first frame and failure to the board (an entry only while the slot is wanted).
+        func post() {
+            let shown = wanted == nil || (first == nil && failure == nil) ? nil : Shown(first: first, failure: failure)
+            board.withLock { $0[index] = shown }
+        }
         var bytes: Int { firstBytes + buffer.reduce(0) { $0 + $1.bytes } }
         var bufferedSeconds: Double { buffer.reduce(0) { $0 + $1.duration } }
     }
@@ -114,8 +134,18 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         control.sync { apply(current: current, history: history, now: now) }
     }
 
-    /// ``update(current:history:now:)`` and ``snapshot(_:)`` of the new current item in one step — what a swipe
-    /// needs. One hop onto the control queue: a second one would wait behind the work the update just queued.
+    /// A swipe: the new current item's first frame (or failure) as the control queue last published it, returned at
+    /// once without waiting for that queue, and ``update(current:history:now:)`` queued behind whatever it is doing.
+    /// Updates from successive swipes run in the order of the calls. A frame returned here may belong to a slot the
+    /// queued update is about to release; it stays valid for as long as the caller holds it.
+    public func swipe(to current: Int, history: [Swipe] = [], now: Double = 0) -> (first: Frame?, failure: String?) {
+        let shown = board.withLock { $0[current] }
+        control.async { self.apply(current: current, history: history, now: now) }
+        return (shown?.first, shown?.failure)
+    }
+
+    /// ``update(current:history:now:)`` and ``snapshot(_:)`` of the new current item in one step. One hop onto the
+    /// control queue: a second one would wait behind the work the update just queued.
     public func move(to current: Int, history: [Swipe] = [], now: Double = 0) -> SlotSnapshot<Frame>? {
         control.sync {
             apply(current: current, history: history, now: now)
@@ -132,7 +162,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         let byIndex = Dictionary(wanted.map { ($0.index, $0) }, uniquingKeysWith: { a, _ in a })
         for (index, slot) in slots where byIndex[index] == nil { release(slot, index: index) }
         for request in wanted {
-            let slot = slots[request.index] ?? { let s = Slot(index: request.index); slots[request.index] = s; return s }()
+            let slot = slots[request.index] ?? { let s = Slot(index: request.index, board: board); slots[request.index] = s; return s }()
             slot.wanted = request
             if changed { slot.starved = false }
             if !rules.keepsHandle(request.index, current: current) { releaseHandle(slot) }

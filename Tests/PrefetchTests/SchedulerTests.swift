@@ -142,6 +142,26 @@ import Testing
         #expect(s.snapshot(0)!.bufferedSeconds >= 1)
     }
 
+    @Test("a swipe answers from the published first frames and failures, and its update follows")
+    func swipeAnswersFromTheBoard() throws {
+        let preparer = MockPreparer(failing: [6])
+        let s = scheduler(preparer)
+        s.update(current: 5)
+        #expect(s.waitUntilIdle(timeout: 10))
+        let hit = s.swipe(to: 4, history: [], now: 1)
+        #expect(hit.first?.index == 4 && hit.failure == nil)
+        #expect(s.waitUntilIdle(timeout: 10))
+        #expect(s.slotIndexes == [2, 3, 4, 5, 6], "the queued update ran")
+        let failed = s.swipe(to: 6, history: [], now: 2)
+        #expect(failed.first == nil && failed.failure == "item 6 is corrupt")
+        #expect(s.waitUntilIdle(timeout: 10))
+        // Item 2 left the window when the current item became 6: nothing is published for it any more.
+        let gone = s.swipe(to: 2, history: [], now: 3)
+        #expect(gone.first == nil && gone.failure == nil)
+        #expect(s.waitUntilIdle(timeout: 10))
+        #expect(s.snapshot(2)?.firstFrame?.index == 2, "and the cold item is prepared after the swipe")
+    }
+
     @Test("shutdown releases everything")
     func shutdown() {
         let preparer = MockPreparer()

@@ -54,7 +54,9 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("Bare open + first frame + convert (no prefetch)", configuration: latency) { benchmark in
         for _ in benchmark.scaledIterations {
-            let decoder = try VideoDecoder(file: MediaFile(path: clip.path), options: DecoderOptions(threadCount: 1))
+            // The same open options (stream information from the header) and decoder options as the player's.
+            let file = try MediaFile(path: clip.path, options: configuration.openOptions)
+            let decoder = try VideoDecoder(file: file, options: DecoderOptions(threadCount: configuration.decoderThreads))
             let converter = FrameConverter(pixelFormat: .bgra, fittingIn: configuration.displaySize,
                                            orientation: decoder.stream.orientation)
             let frame = try decoder.nextFrame()!
