@@ -22,6 +22,35 @@ public enum AtomicFile {
         }
     }
 
+    /// Removes the temporary files a killed writer left in `folder` and its subfolders: files named like those
+    /// ``write(_:to:)`` makes (`.<name>.tmp-<pid>-<n>`) whose process is gone, or that are over an hour old. A writer
+    /// that is still running (another shard writing into the same folder) keeps its files.
+    /// - Returns: how many files were removed.
+    @discardableResult
+    public static func removeAbandonedTemporaries(in folder: URL) -> Int {
+        guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.contentModificationDateKey]) else {
+            return 0
+        }
+        let hourAgo = Date().addingTimeInterval(-3600)
+        var removed = 0
+        for case let url as URL in walker {
+            guard let pid = temporaryOwner(url.lastPathComponent) else { continue }
+            let alive = pid == getpid() || kill(pid, 0) == 0 || errno == EPERM
+            let modified = (try? url.resourceValues(forKeys: [.contentModificationDateKey]))?.contentModificationDate
+            if alive, let modified, modified > hourAgo { continue }
+            if (try? FileManager.default.removeItem(at: url)) != nil { removed += 1 }
+        }
+        return removed
+    }
+
+    /// The writer's process id when `name` is one of ``write(_:to:)``'s temporary names, else nil.
+    static func temporaryOwner(_ name: String) -> pid_t? {
+        guard name.hasPrefix("."), let marker = name.range(of: ".tmp-", options: .backwards) else { return nil }
+        let fields = name[marker.upperBound...].split(separator: "-")
+        guard fields.count == 2, let pid = pid_t(fields[0]), UInt32(fields[1]) != nil else { return nil }
+        return pid
+    }
+
     private static func kind(of error: Error) -> MediaError.Kind {
         let ns = error as NSError
         if ns.domain == NSCocoaErrorDomain {

@@ -9,6 +9,9 @@ extension ThumbnailBatch {
         case timedOut(item: String, seconds: Double)
         /// A thumbnail could not be encoded or written.
         case writeFailed(item: String, underlying: MediaError)
+        /// The item's output `path` would overwrite the files of item `other`, earlier in the feed (or need a
+        /// folder where that item has a file): nothing is written for it.
+        case outputClash(item: String, other: String, path: String)
 
         /// One sentence naming the item.
         public var description: String {
@@ -19,6 +22,8 @@ extension ThumbnailBatch {
                 "\(item): gave up after the per-item time limit of \(seconds) s"
             case .writeFailed(let item, let underlying):
                 "\(item): cannot write the thumbnail: \(underlying.description)"
+            case .outputClash(let item, let other, let path):
+                "\(item): output \(path) clashes with the files of item \(other), earlier in the feed; nothing written"
             }
         }
     }

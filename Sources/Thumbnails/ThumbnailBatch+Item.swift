@@ -30,6 +30,13 @@ extension ThumbnailBatch {
             publicID: item.publicID, createdAt: ISO8601DateFormatter().string(from: item.createdAt),
             thumbnails: [], source: source, status: .ok, sourceSize: stamp.size, sourceMtime: stamp.mtime,
             sourceEtag: stamp.etag, options: options.fingerprint)
+        if let clash = clashes[item.publicID] {
+            // Its files are the earlier item's: write nothing and remove nothing.
+            let failure = Error.outputClash(item: item.publicID, other: clash.other, path: clash.path)
+            card.status = .failed
+            card.error = failure.description
+            return Outcome(card: card, failure: failure)
+        }
         let token = CancellationToken()
         let timedOut = Atomic<Bool>(false)
         var openOptions = OpenOptions(streamInfo: .header)
@@ -91,8 +98,9 @@ extension ThumbnailBatch {
         let encoder = ImageEncoder(format: options.format, quality: options.quality)
         let relative = OutputPath.relative(for: publicID)
         var paths: [String] = []
+        let suffixes = Self.outputSuffixes(options)
         for (i, image) in images.enumerated() {
-            let suffix = (i == 0 ? "" : ".\(i + 1)") + "." + options.format.fileExtension
+            let suffix = i < suffixes.count ? suffixes[i] : ".\(i + 1)." + options.format.fileExtension
             let url = OutputPath.file(for: publicID, suffix: suffix, in: configuration.output)
             do {
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(),

@@ -77,12 +77,54 @@ public final class ThumbnailBatch: Sendable {
     public let configuration: Configuration
     /// The items of this shard, unique by `public_id`.
     public let items: [FeedItem]
+    /// Items whose output files would overwrite (or need a folder where there is a file of) an earlier item's in
+    /// the whole feed — e.g. `a` with two positions writes `a.2.jpg`, which is also the file of an item `a.2` — and
+    /// that earlier item's id. They fail with ``Error/outputClash(item:other:path:)``; the earlier item keeps its
+    /// files. Worked out over the whole feed, so every shard agrees.
+    let clashes: [String: (other: String, path: String)]
 
     /// A batch over the items of `feed` that belong to `configuration.shard`.
     public init(feed: [FeedItem], configuration: Configuration) {
         self.configuration = configuration
         var seen = Set<String>()
         self.items = feed.filter { configuration.shard.contains($0.publicID) && seen.insert($0.publicID).inserted }
+        self.clashes = Self.outputClashes(feed.map(\.publicID), options: configuration.options)
+    }
+
+    /// See ``clashes``. Paths compare case-insensitively, as they would on a case-insensitive file system.
+    static func outputClashes(_ ids: [String], options: ThumbnailOptions) -> [String: (other: String, path: String)] {
+        var files: [String: String] = [:]    // lowercased output path → owner
+        var folders: [String: String] = [:]  // lowercased folder an output needs → owner
+        var clashes: [String: (other: String, path: String)] = [:]
+        var seen = Set<String>()
+        for id in ids where seen.insert(id).inserted {
+            let paths = outputSuffixes(options).map { OutputPath.relative(for: id) + $0 }
+            var needed: [String] = []
+            for path in paths {
+                let parts = path.split(separator: "/")
+                needed += (1..<max(1, parts.count)).map { parts[0..<$0].joined(separator: "/").lowercased() }
+            }
+            let clash = paths.lazy.compactMap { path -> (String, String)? in
+                let key = path.lowercased()
+                if let owner = files[key] ?? folders[key] { return (owner, path) }
+                return nil
+            }.first ?? needed.lazy.compactMap { folder -> (String, String)? in
+                files[folder].map { ($0, folder) }
+            }.first
+            if let (owner, path) = clash {
+                clashes[id] = (owner, path)
+                continue
+            }
+            for path in paths { files[path.lowercased()] = id }
+            for folder in needed where folders[folder] == nil { folders[folder] = id }
+        }
+        return clashes
+    }
+
+    /// The file-name suffixes of one item's outputs: `.jpg`, then `.2.jpg`, `.3.jpg` … for further positions.
+    static func outputSuffixes(_ options: ThumbnailOptions) -> [String] {
+        let count = options.sheet == nil ? options.positions.count : 1
+        return (0..<count).map { ($0 == 0 ? "" : ".\($0 + 1)") + "." + options.format.fileExtension }
     }
 
     /// Runs the batch to completion on `configuration.jobs` worker threads, blocking the caller.
@@ -100,6 +142,8 @@ public final class ThumbnailBatch: Sendable {
         } catch {
             throw MediaError(.io, operation: "create folder", item: out.path, message: error.localizedDescription)
         }
+        // A run killed mid-write left temporary files behind (never a half-written output): clear them.
+        AtomicFile.removeAbandonedTemporaries(in: out)
         let cardURL = out.appendingPathComponent(configuration.shard.cardFileName)
         let plan = BatchPlan(items: items, previous: CardFile.read(cardURL).cards, options: configuration.options,
                              force: configuration.force, output: out)

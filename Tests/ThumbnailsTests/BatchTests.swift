@@ -145,6 +145,56 @@ import Testing
         }
     }
 
+    @Test("an item whose outputs would overwrite an earlier item's fails with a clash and writes nothing")
+    func outputClash() throws {
+        let out = try TestFixtures.temporaryFolder("thumbs-clash")
+        let clip = URL(fileURLWithPath: TestFixtures.media("hevc.mp4"))
+        let image = URL(fileURLWithPath: TestFixtures.media("image.png"))
+        // "a" with two positions writes a.jpg and a.2.jpg; "A.2" would be a.2.jpg on a case-insensitive disk, and
+        // "a.jpg/x" needs a folder where a.jpg is a file. "b" is unrelated.
+        let items = [FeedItem(publicID: "a", createdAt: Date(), source: clip),
+                     FeedItem(publicID: "A.2", createdAt: Date(), source: image),
+                     FeedItem(publicID: "a.jpg/x", createdAt: Date(), source: image),
+                     FeedItem(publicID: "b", createdAt: Date(), source: image)]
+        let options = ThumbnailOptions(positions: [.fraction(0.1), .fraction(0.5)])
+        let summary = try ThumbnailBatch(feed: items, configuration: .init(output: out, options: options, jobs: 2)).run()
+        #expect(Set(summary.failures.map(\.description)).count == 2)
+        #expect(summary.failures.allSatisfy {
+            if case .outputClash(_, "a", _) = $0 { return true } else { return false }
+        }, "\(summary.failures)")
+        let cards = CardFile.read(out.appendingPathComponent("cards.jsonl")).cards
+        #expect(cards.first { $0.publicID == "a" }?.thumbnails == ["a.jpg", "a.2.jpg"])
+        #expect(cards.first { $0.publicID == "b" }?.status == .ok)
+        for id in ["A.2", "a.jpg/x"] {
+            let card = try #require(cards.first { $0.publicID == id })
+            #expect(card.status == .failed && card.thumbnails.isEmpty && card.error?.contains("clashes") == true)
+        }
+        // a's second thumbnail is its own picture (from the clip), not the image's.
+        let second = try MediaFile(path: out.appendingPathComponent("a.2.jpg").path)
+        #expect(second.info.primaryVideoStream?.width == 320)
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("A.2.jpg").path))
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("a.jpg/x.jpg").path))
+    }
+
+    @Test("a rerun clears the temporary files a killed writer left, and keeps a live writer's")
+    func abandonedTemporaries() throws {
+        let out = try TestFixtures.temporaryFolder("thumbs-temps")
+        let gone = Process()
+        gone.executableURL = URL(fileURLWithPath: "/bin/true")
+        try gone.run()
+        gone.waitUntilExit()
+        let sub = out.appendingPathComponent("folder")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        let abandoned = sub.appendingPathComponent(".x.jpg.tmp-\(gone.processIdentifier)-12345")
+        let live = out.appendingPathComponent(".y.jpg.tmp-\(getpid())-678")
+        try Data("half".utf8).write(to: abandoned)
+        try Data("half".utf8).write(to: live)
+        let item = FeedItem(publicID: "b", createdAt: Date(), source: URL(fileURLWithPath: TestFixtures.media("image.png")))
+        _ = try ThumbnailBatch(feed: [item], configuration: .init(output: out, jobs: 1)).run()
+        #expect(!FileManager.default.fileExists(atPath: abandoned.path))
+        #expect(FileManager.default.fileExists(atPath: live.path))
+    }
+
     @Test("an item over the time limit fails as timed out and the others finish")
     func timeLimit() async throws {
         let server = try SilentServer()
