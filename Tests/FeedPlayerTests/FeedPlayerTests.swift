@@ -163,6 +163,25 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
         #expect(session.framesPlayed == times.count)
     }
 
+    @Test("playback faster than decoding stalls: stall events, counted in the metrics")
+    func stalls() throws {
+        let player = FeedPlayer(feed: fixtureFeed(count: 3), configuration: smallConfiguration())
+        let stalled = Locked<[Int]>([])
+        player.onEvent { event in
+            if case .stall(let index) = event { stalled.withLock { $0.append(index) } }
+        }
+        player.start(at: 0)
+        #expect(player.waitForFirstFrame(of: 0, timeout: 30).frame != nil)
+        // 500× real time: a frame falls due every 0.08 ms, far faster than any frame decodes.
+        let session = player.play(speed: 500) { _ in }
+        Thread.sleep(forTimeInterval: 0.5)
+        session.stop()
+        #expect(session.wait(timeout: 5))
+        #expect(player.metrics.stalls > 0)
+        let seen = stalled.withLock { $0 }
+        #expect(!seen.isEmpty && seen.allSatisfy { $0 == 0 }, "\(seen)")
+    }
+
     @Test("events are also an AsyncStream")
     func stream() async throws {
         let player = FeedPlayer(feed: fixtureFeed(count: 4), configuration: smallConfiguration())

@@ -162,6 +162,37 @@ import Testing
         #expect(s.snapshot(2)?.firstFrame?.index == 2, "and the cold item is prepared after the swipe")
     }
 
+    @Test("after each move the slots are the policy's wanted set, each at its wanted stage, for every built-in policy",
+          arguments: BuiltInPolicies.all.map(\.name))
+    func windowAfterEachMove(policyName: String) throws {
+        let policy = try #require(BuiltInPolicies.named(policyName))
+        let preparer = MockPreparer(frameDuration: 0.25)
+        let s = scheduler(preparer, policy: policy, length: 30, budget: 100_000_000)
+        var history: [Swipe] = []
+        var from = 0
+        for (step, target) in [0, 1, 2, 3, 2, 10, 11, 29].enumerated() {
+            let now = Double(step) * 0.5
+            if target != from { history.append(Swipe(time: now, from: from, to: target)) }
+            from = target
+            s.update(current: target, history: history, now: now)
+            #expect(s.waitUntilIdle(timeout: 10))
+            let wanted = policy.wanted(in: PrefetchContext(current: target, feedLength: 30, history: history, now: now))
+            #expect(s.slotIndexes == wanted.map(\.index).sorted(), "\(policyName) at \(target)")
+            for request in wanted {
+                let snap = try #require(s.snapshot(request.index))
+                switch request.stage {
+                case .probed:
+                    #expect(snap.stage != nil && snap.firstFrame == nil, "\(policyName): \(request.index)")
+                case .firstFrame:
+                    #expect(snap.firstFrame?.index == request.index && snap.bufferedFrames == 0,
+                            "\(policyName): \(request.index)")
+                case .buffered(let seconds):
+                    #expect(snap.firstFrame != nil && snap.bufferedSeconds >= seconds, "\(policyName): \(request.index)")
+                }
+            }
+        }
+    }
+
     @Test("shutdown releases everything")
     func shutdown() {
         let preparer = MockPreparer()
