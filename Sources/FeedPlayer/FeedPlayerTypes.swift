@@ -19,6 +19,8 @@ public struct FeedPlayerConfiguration: Sendable {
     public var memoryBudget = 256 * 1024 * 1024
     /// Whether the feed wraps around (after the last item comes the first).
     public var wraps = false
+    /// How frames are scaled to the display size: ``ScalingQuality/fast`` by default (frames are shown, not kept).
+    public var scaling = ScalingQuality.fast
     /// Protocol whitelist, time limits and size limits for opening items.
     public var openOptions = OpenOptions(streamInfo: .header)
 

@@ -60,7 +60,7 @@ struct MediaPreparer: PrefetchPreparer {
         handle.decoder = decoder
         let converter = handle.converter ?? FrameConverter(
             pixelFormat: configuration.pixelFormat, fittingIn: configuration.displaySize,
-            orientation: configuration.upright ? decoder.stream.orientation : .identity)
+            orientation: configuration.upright ? decoder.stream.orientation : .identity, scaling: configuration.scaling)
         handle.converter = converter
 
         while true {

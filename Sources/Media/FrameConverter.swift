@@ -14,6 +14,8 @@ public final class FrameConverter {
     public let box: Size?
     /// The orientation applied after scaling (``Orientation/identity`` keeps the stored orientation).
     public let orientation: Orientation
+    /// How carefully libswscale rounds.
+    public let scaling: ScalingQuality
 
     private var scaler: OpaquePointer? = nil
     private var scaled: UnsafeMutablePointer<AVFrame>? = nil
@@ -22,10 +24,13 @@ public final class FrameConverter {
     ///   - pixelFormat: the output format.
     ///   - box: fit the displayed picture inside this box, or nil for no scaling.
     ///   - orientation: usually the stream's ``StreamInfo/orientation`` to get upright output, or `.identity`.
-    public init(pixelFormat: PixelFormat, fittingIn box: Size? = nil, orientation: Orientation = .identity) {
+    ///   - scaling: ``ScalingQuality/accurate`` (the default) or ``ScalingQuality/fast`` for display.
+    public init(pixelFormat: PixelFormat, fittingIn box: Size? = nil, orientation: Orientation = .identity,
+                scaling: ScalingQuality = .accurate) {
         self.pixelFormat = pixelFormat
         self.box = box
         self.orientation = orientation
+        self.scaling = scaling
     }
 
     deinit {
@@ -83,7 +88,8 @@ public final class FrameConverter {
         let dstFormat = pixelFormat.ffmpeg
         scaler = sws_getCachedContext(scaler, src.pointee.width, src.pointee.height, srcFormat,
                                       Int32(size.width), Int32(size.height), dstFormat,
-                                      SWS_BICUBIC | SWS_ACCURATE_RND, nil, nil, nil)
+                                      scaling == .accurate ? SWS_BICUBIC | SWS_ACCURATE_RND : SWS_BICUBIC,
+                                      nil, nil, nil)
         guard let scaler else {
             throw MediaError(.unsupportedFormat, operation: "convert", item: "frame",
                              message: "libswscale cannot convert \(av_get_pix_fmt_name(srcFormat).map { String(cString: $0) } ?? "?") to \(pixelFormat.rawValue)")
@@ -139,4 +145,14 @@ public final class FrameConverter {
         guard result >= 0 else { throw MediaError.ffmpeg(result, operation: "convert", item: "frame") }
         return f
     }
+}
+
+/// How carefully ``FrameConverter`` rounds while it scales and converts.
+public enum ScalingQuality: String, Sendable, Equatable, Codable {
+    /// Bicubic with libswscale's accurate rounding (`SWS_ACCURATE_RND`): for images that are kept and compared
+    /// (thumbnails, dumps).
+    case accurate
+    /// Bicubic on libswscale's fastest SIMD paths: a level of rounding difference at most, invisible on a screen,
+    /// for less time per frame (docs/benchmarks.md). For frames a player shows and drops.
+    case fast
 }

@@ -25,6 +25,21 @@ import Testing
         #expect(!isRed(stored.pixel(x: 10, y: 10)))
     }
 
+    @Test("fast scaling gives the accurate picture to within a few levels", arguments: [PixelFormat.bgra, .rgb24])
+    func fastScaling(format: PixelFormat) throws {
+        let (frame, stream) = try firstFrame("h264_portrait.mp4")
+        let box = Size(width: 360, height: 640)
+        let accurate = try FrameConverter(pixelFormat: format, fittingIn: box, orientation: stream.orientation)
+            .convert(frame)
+        let fast = try FrameConverter(pixelFormat: format, fittingIn: box, orientation: stream.orientation,
+                                      scaling: .fast).convert(frame)
+        #expect(fast.size == accurate.size && fast.bytes.count == accurate.bytes.count)
+        let differences = zip(fast.bytes, accurate.bytes).map { abs(Int($0) - Int($1)) }
+        let mean = Double(differences.reduce(0, +)) / Double(differences.count)
+        #expect(mean < 1.0, "mean difference \(mean)")
+        #expect(differences.max()! <= 8, "largest difference \(differences.max()!)")
+    }
+
     @Test("every orientation maps a corner marker where the matrix says")
     func allOrientations() throws {
         let (frame, stream) = try firstFrame("rotate90.mp4")

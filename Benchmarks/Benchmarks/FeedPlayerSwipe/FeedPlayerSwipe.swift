@@ -23,7 +23,7 @@ let benchmarks: @Sendable () -> Void = {
     configuration.pixelFormat = .bgra
     configuration.memoryBudget = 256 * 1024 * 1024
     let latency = Benchmark.Configuration(metrics: [.wallClock], timeUnits: .microseconds, warmupIterations: 2,
-                                          scalingFactor: .one, maxDuration: .seconds(60), maxIterations: 60)
+                                          scalingFactor: .one, maxDuration: .seconds(120), maxIterations: 200)
 
     // One player per benchmark, made on its first iteration and kept across iterations, as a front end keeps it.
     let hitPlayer = PlayerBox(feed: feed, configuration: configuration)
@@ -58,7 +58,7 @@ let benchmarks: @Sendable () -> Void = {
             let file = try MediaFile(path: clip.path, options: configuration.openOptions)
             let decoder = try VideoDecoder(file: file, options: DecoderOptions(threadCount: configuration.decoderThreads))
             let converter = FrameConverter(pixelFormat: .bgra, fittingIn: configuration.displaySize,
-                                           orientation: decoder.stream.orientation)
+                                           orientation: decoder.stream.orientation, scaling: configuration.scaling)
             let frame = try decoder.nextFrame()!
             blackHole(try converter.convert(frame))
         }

@@ -31,4 +31,25 @@ let benchmarks: @Sendable () -> Void = {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         benchmark.measurement(framesPerSecond, Int((Double(frames) / seconds).rounded()))
     }
+
+    // Converting one decoded 1080x1920 frame to the player's 720x1280 BGRA, with and without libswscale's accurate
+    // rounding (FrameConverter's `scaling`), side by side on the same frame.
+    let frame: VideoFrame = {
+        let decoder = try! VideoDecoder(file: MediaFile(path: clip), options: DecoderOptions(threadCount: 1))
+        return try! decoder.nextFrame()!
+    }()
+    for scaling in [ScalingQuality.accurate, .fast] {
+        Benchmark(
+            "Convert 1080x1920 yuv420p to 720x1280 BGRA (\(scaling.rawValue))",
+            configuration: .init(metrics: [.wallClock, .cpuTotal], timeUnits: .microseconds, warmupIterations: 5,
+                                 scalingFactor: .one, maxDuration: .seconds(20), maxIterations: 200)
+        ) { benchmark in
+            let converter = FrameConverter(pixelFormat: .bgra, fittingIn: Size(width: 720, height: 1280),
+                                           scaling: scaling)
+            blackHole(try converter.convert(frame))
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations { blackHole(try converter.convert(frame)) }
+            benchmark.stopMeasurement()
+        }
+    }
 }
