@@ -88,7 +88,8 @@ public final class FrameConverter {
         let dstFormat = pixelFormat.ffmpeg
         scaler = sws_getCachedContext(scaler, src.pointee.width, src.pointee.height, srcFormat,
                                       Int32(size.width), Int32(size.height), dstFormat,
-                                      scaling == .accurate ? SWS_BICUBIC | SWS_ACCURATE_RND : SWS_BICUBIC,
+                                      scaling.flags(from: Size(width: Int(src.pointee.width),
+                                                               height: Int(src.pointee.height)), to: size),
                                       nil, nil, nil)
         guard let scaler else {
             throw MediaError(.unsupportedFormat, operation: "convert", item: "frame",
@@ -155,4 +156,20 @@ public enum ScalingQuality: String, Sendable, Equatable, Codable {
     /// Bicubic on libswscale's fastest SIMD paths: a level of rounding difference at most, invisible on a screen,
     /// for less time per frame (docs/benchmarks.md). For frames a player shows and drops.
     case fast
+    /// For thumbnails: when the picture shrinks to half its size or less in both directions, area averaging
+    /// (`SWS_AREA`: each output pixel is the mean of the source pixels it covers — the filter made for large
+    /// reductions, free of aliasing) with accurate rounding, several times cheaper than a bicubic kernel stretched
+    /// over as many source pixels; otherwise as ``accurate``.
+    case thumbnail
+
+    /// libswscale's flags for scaling `source` to `target`.
+    func flags(from source: Size, to target: Size) -> Int32 {
+        switch self {
+        case .accurate: return SWS_BICUBIC | SWS_ACCURATE_RND
+        case .fast: return SWS_BICUBIC
+        case .thumbnail:
+            let shrinks = target.width * 2 <= source.width && target.height * 2 <= source.height
+            return (shrinks ? SWS_AREA : SWS_BICUBIC) | SWS_ACCURATE_RND
+        }
+    }
 }

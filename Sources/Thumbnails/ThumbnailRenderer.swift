@@ -88,7 +88,7 @@ public struct ThumbnailRenderer: Sendable {
         } else {
             box = Size(width: width, height: 1 << 20)
         }
-        return FrameConverter(pixelFormat: .rgb24, fittingIn: box, orientation: stream.orientation)
+        return FrameConverter(pixelFormat: .rgb24, fittingIn: box, orientation: stream.orientation, scaling: .thumbnail)
     }
 
     /// Crops to the square when asked (the converter already applied orientation and scale).

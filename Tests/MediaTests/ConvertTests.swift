@@ -40,6 +40,26 @@ import Testing
         #expect(differences.max()! <= 8, "largest difference \(differences.max()!)")
     }
 
+    @Test("thumbnail scaling averages areas on a large reduction and stays close to the bicubic picture")
+    func thumbnailScaling() throws {
+        let (frame, stream) = try firstFrame("h264_portrait.mp4")
+        let box = Size(width: 90, height: 160)
+        let bicubic = try FrameConverter(pixelFormat: .rgb24, fittingIn: box, orientation: stream.orientation)
+            .convert(frame)
+        let area = try FrameConverter(pixelFormat: .rgb24, fittingIn: box, orientation: stream.orientation,
+                                      scaling: .thumbnail).convert(frame)
+        #expect(area.size == bicubic.size)
+        #expect(area.bytes != bicubic.bytes, "a different filter")
+        let differences = zip(area.bytes, bicubic.bytes).map { abs(Int($0) - Int($1)) }
+        let mean = Double(differences.reduce(0, +)) / Double(differences.count)
+        #expect(mean < 4, "mean difference \(mean)")
+        // Upright and orientation-correct: the rotated fixture's red marker lands top-left at a quarter of the size.
+        let (rotated, rotatedStream) = try firstFrame("rotate90.mp4")
+        let small = try FrameConverter(pixelFormat: .rgb24, fittingIn: Size(width: 60, height: 80),
+                                       orientation: rotatedStream.orientation, scaling: .thumbnail).convert(rotated)
+        #expect(isRed(small.pixel(x: 2, y: 2)) && isBlue(small.pixel(x: 57, y: 77)))
+    }
+
     @Test("every orientation maps a corner marker where the matrix says")
     func allOrientations() throws {
         let (frame, stream) = try firstFrame("rotate90.mp4")

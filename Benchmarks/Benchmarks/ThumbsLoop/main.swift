@@ -45,7 +45,7 @@ for worker in 0..<jobs {
                 guard let frame = found else { throw MediaError(
                     .invalidData, operation: "thumbnail", item: path, message: "no frame") }
                 let converter = FrameConverter(pixelFormat: .rgb24, fittingIn: Size(width: 320, height: 320),
-                                               orientation: decoder.stream.orientation)
+                                               orientation: decoder.stream.orientation, scaling: .thumbnail)
                 let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
                 try encoder.write(try converter.convert(frame), to: "\(out)/\(name).jpg")
             } catch {
