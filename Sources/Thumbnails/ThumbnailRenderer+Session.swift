@@ -13,6 +13,8 @@ extension ThumbnailRenderer {
         let exact: Bool
         private var decoder: VideoDecoder?
         private var firstFrame: VideoFrame?
+        /// Times of the keyframes already given out for a position.
+        private var takenKeyframes = Set<Double>()
 
         init(file: MediaFile, stream: StreamInfo, still: Bool, duration: Double?, tone: ToneMapping, threads: Int,
              exact: Bool) {
@@ -25,8 +27,8 @@ extension ThumbnailRenderer {
             self.exact = exact
         }
 
-        /// The keyframe at or before `target` seconds (with `exact` the first frame at or after it), else the last
-        /// frame.
+        /// The keyframe at or before `target` seconds — unless an earlier position took that keyframe — or with
+        /// `exact` the first frame at or after it; else the last frame.
         mutating func frame(at requested: Double, exact: Bool? = nil) throws -> VideoFrame {
             let exact = exact ?? self.exact
             // Past the end means the last frames: aim just before the end.
@@ -40,14 +42,19 @@ extension ThumbnailRenderer {
                 if used { try? d.seek(to: 0, mode: .fast) }
                 if let f = try d.nextFrame() {
                     firstFrame = f
+                    takenKeyframes.insert(f.time ?? -1)
                     return f
                 }
             } else {
                 let d = try openDecoder()
                 do {
-                    if !exact {
-                        if let f = try d.keyframe(at: target) { return f }
-                    } else {
+                    if !exact, let f = try d.keyframe(at: target) {
+                        if takenKeyframes.insert(f.time ?? -1).inserted { return f }
+                        // Another position of this item already shows that keyframe (a long GOP, a contact sheet):
+                        // take the exact frame instead, so that every position is a picture of its own.
+                        try d.seek(to: target, mode: .exact)
+                        if let f = try d.nextFrame() { return f }
+                    } else if exact {
                         try d.seek(to: target, mode: .exact)
                         if let f = try d.nextFrame() { return f }
                     }

@@ -124,6 +124,31 @@ import Testing
         #expect(fastTime < 1.0 && exactTime >= 1.0 - 0.01, "fast \(fastTime), exact \(exactTime)")
     }
 
+    @Test("positions that would share a keyframe take their exact frames instead: every thumbnail its own picture")
+    func distinctPositions() throws {
+        // h264_portrait.mp4 has one keyframe, at 0.
+        let result = try ThumbnailRenderer(options: ThumbnailOptions(
+            positions: [.fraction(0.25), .fraction(0.5), .fraction(0.75)]))
+            .render(path: TestFixtures.media("h264_portrait.mp4"))
+        let times = result.times.map { $0 ?? -1 }
+        #expect(times[0] == 0, "the first takes the keyframe")
+        #expect(times[1] >= 1.0 - 0.01 && times[1] < 1.1 && times[2] >= 1.5 - 0.01 && times[2] < 1.6, "\(times)")
+        #expect(Set(result.images.map(\.bytes)).count == 3)
+        let sheet = try ThumbnailRenderer(options: ThumbnailOptions(
+            box: Size(width: 200, height: 0), sheet: SheetLayout(columns: 2, rows: 2)))
+            .render(path: TestFixtures.media("h264_portrait.mp4"))
+        // The four tiles of the 2x2 sheet are four different pictures (the clip moves).
+        let image = sheet.images[0]
+        let (w, h) = (image.width / 2, image.height / 2)
+        func tile(_ col: Int, _ row: Int) -> [UInt8] {
+            (0..<h).flatMap { y -> ArraySlice<UInt8> in
+                let start = ((row * h + y) * image.width + col * w) * 3
+                return image.bytes[start..<start + w * 3]
+            }
+        }
+        #expect(Set([tile(0, 0), tile(1, 0), tile(0, 1), tile(1, 1)]).count == 4)
+    }
+
     @Test("a position at the start after a later one goes back to the first frame")
     func backToStart() throws {
         let result = try ThumbnailRenderer(options: ThumbnailOptions(positions: [.fraction(0.5), .seconds(0)],
