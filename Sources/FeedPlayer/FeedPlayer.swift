@@ -148,11 +148,7 @@ public final class FeedPlayer: @unchecked Sendable {
 
     /// The current item's first frame if decoded, `.loading` or `.failed` otherwise. Does not count a swipe.
     public func currentFrame() -> CurrentFrame {
-        state.sync {
-            guard let snapshot = scheduler.snapshot(current) else { return .loading }
-            if let failure = snapshot.failure { return .failed(failure) }
-            return snapshot.firstFrame.map { .ready($0) } ?? .loading
-        }
+        state.sync { frameState(current) }
     }
 
     /// Calls `body` once the current item `index` has its first frame (at once if it has), or fails.
@@ -229,10 +225,11 @@ public final class FeedPlayer: @unchecked Sendable {
         return min(max(index, 0), items.count - 1)
     }
 
+    /// From the scheduler's board: never waits for its control queue while holding `state`.
     private func frameState(_ index: Int) -> CurrentFrame {
-        guard let snapshot = scheduler.snapshot(index) else { return .loading }
-        if let failure = snapshot.failure { return .failed(failure) }
-        return snapshot.firstFrame.map { .ready($0) } ?? .loading
+        let published = scheduler.published(index)
+        if let failure = published.failure { return .failed(failure) }
+        return published.first.map { .ready($0) } ?? .loading
     }
 
     private func handle(_ event: PrefetchEvent) {

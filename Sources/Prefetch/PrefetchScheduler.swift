@@ -146,6 +146,13 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         return (shown?.first, shown?.failure)
     }
 
+    /// Item `index`'s first frame and failure as the control queue last published them (both nil when the item is
+    /// not in the wanted set or has neither yet), without waiting for that queue.
+    public func published(_ index: Int) -> (first: Frame?, failure: String?) {
+        let shown = board.withLock { $0[index] }
+        return (shown?.first, shown?.failure)
+    }
+
     /// ``update(current:history:now:)`` and ``snapshot(_:)`` of the new current item in one step. One hop onto the
     /// control queue: a second one would wait behind the work the update just queued.
     public func move(to current: Int, history: [Swipe] = [], now: Double = 0) -> SlotSnapshot<Frame>? {
