@@ -90,13 +90,8 @@ public final class PrefetchJob<Frame: Sendable>: Sendable {
     func stop() { progress.withLock { $0.stopped = true } }
 
     private func needsMore(_ p: (delivered: Int, seconds: Double, stopped: Bool)) -> Bool {
-        if p.stopped { return false }
-        let hasFirst = hadFirstFrame || p.delivered > 0
-        switch target {
-        case .probed: return false
-        case .firstFrame: return !hasFirst
-        case .buffered(let seconds): return !hasFirst || bufferedAtStart + p.seconds < seconds
-        }
+        PrefetchRules.jobNeedsMore(target: target, hadFirstFrame: hadFirstFrame, bufferedAtStart: bufferedAtStart,
+                                   delivered: p.delivered, deliveredSeconds: p.seconds, stopped: p.stopped)
     }
 }
 

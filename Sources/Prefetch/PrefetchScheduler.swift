@@ -9,7 +9,9 @@ import Foundation
 /// When an item leaves the wanted set its queued job never runs and its running job's ``WorkToken`` is cancelled;
 /// its frames and handle are released. Decoded bytes across all slots never exceed the budget: a delivery that would
 /// go over first evicts frames worth less — buffered frames before first frames, the farthest slot's first — and is
-/// dropped if that is not enough (see `evict`).
+/// dropped if that is not enough (see `evict`). Every decision — what needs work, what starts next on which lane,
+/// what the budget evicts first, which decoders are kept — is taken by ``PrefetchRules``, which PolicyLab's
+/// virtual-time simulator calls too.
 public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sendable {
     public typealias Frame = Preparer.Frame
 
@@ -31,8 +33,10 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     private let lanes: [WorkerLane]
     private var laneBusy: [Bool]
     private var policy: any PrefetchPolicy
-    private var feedLength: Int
+    private var feedLength: Int { didSet { rules.feedLength = feedLength } }
     private let wraps: Bool
+    /// The scheduling decisions, shared with PolicyLab.
+    private var rules: PrefetchRules
     private var current = 0
     private var slots: [Int: Slot] = [:]
     private var tally = PrefetchCounters()
@@ -81,6 +85,8 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         self.wraps = wraps
         self.workerCount = max(1, workers)
         self.budget = budget
+        self.rules = PrefetchRules(workers: workers, budget: budget, keepHandlesWithin: keepHandlesWithin,
+                                   feedLength: feedLength, wraps: wraps)
         // One more lane than workers, at normal priority: kept for the item on screen.
         self.lanes = (0...max(1, workers)).map {
             WorkerLane(name: "videofeed.prefetch.worker\($0)", nice: $0 == max(1, workers) ? 5 : 10)
@@ -129,7 +135,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
             let slot = slots[request.index] ?? { let s = Slot(index: request.index); slots[request.index] = s; return s }()
             slot.wanted = request
             if changed { slot.starved = false }
-            if distance(request.index) > keepHandlesWithin { releaseHandle(slot) }
+            if !rules.keepsHandle(request.index, current: current) { releaseHandle(slot) }
             trimToTarget(slot)
             schedule(slot)
         }
@@ -197,19 +203,10 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
 
     private func emit(_ event: PrefetchEvent) { eventHandler?(event) }
 
-    private func distance(_ index: Int) -> Int {
-        let d = abs(index - current)
-        return wraps && feedLength > 0 ? min(d, feedLength - d) : d
-    }
-
     /// Whether the slot still needs work for its wanted stage.
     private func needsWork(_ s: Slot) -> Bool {
-        guard let wanted = s.wanted, s.failure == nil, !s.starved else { return false }
-        switch wanted.stage {
-        case .probed: return s.stage == nil
-        case .firstFrame: return s.first == nil
-        case .buffered(let seconds): return s.first == nil || s.bufferedSeconds < seconds
-        }
+        PrefetchRules.needsWork(wanted: s.wanted?.stage, reached: s.stage, hasFirstFrame: s.first != nil,
+                                bufferedSeconds: s.bufferedSeconds, failed: s.failure != nil, starved: s.starved)
     }
 
     /// Queues a job for the slot if it needs one and has none (a request for an item with a job merges into it).
@@ -232,8 +229,8 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         case .firstFrame:
             drop(s, firstToo: false)
         case .buffered(let seconds):
-            while let last = s.buffer.last, s.bufferedSeconds - last.duration >= seconds {
-                s.buffer.removeLast()
+            for _ in 0..<PrefetchRules.framesOverTarget(s.buffer.map(\.duration), target: seconds) {
+                let last = s.buffer.removeLast()
                 tally.decodedBytes -= last.bytes
                 tally.framesDropped += 1
             }
@@ -295,30 +292,29 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         }
     }
 
-    /// Starts queued jobs on free lanes, most urgent first. The item on screen runs on the lane kept for it (normal
-    /// priority), so it never waits for a background lane; the others run on background lanes (nice 10).
+    /// Starts queued jobs on free lanes as ``PrefetchRules/jobsToStart(current:queued:laneBusy:)`` decides: the
+    /// item on screen on the lane kept for it (normal priority), so it never waits for a background lane; the others
+    /// on background lanes (nice 10), most urgent first, none while the item on screen waits for its first frame.
     private func pump() {
-        if let urgent = slots[current], let job = urgent.job, !job.running, let wanted = urgent.wanted,
-           !laneBusy[workerCount] {
-            job.running = true
-            job.lane = workerCount
-            laneBusy[workerCount] = true
-            tally.jobsStarted += 1
-            emit(.started(index: urgent.index, target: wanted.stage))
-            start(urgent, job: job, target: wanted.stage, lane: workerCount)
+        let currentState = slots[current].map {
+            PrefetchRules.CurrentState(index: $0.index, hasFirstFrame: $0.first != nil,
+                                       jobQueued: $0.job.map { !$0.running } ?? false,
+                                       jobRunning: $0.job?.running ?? false)
         }
-        // While the item on screen waits for its first frame, nothing else starts: it gets the CPU to itself.
-        func currentWaits() -> Bool { slots[current].map { $0.first == nil && $0.job?.running == true } ?? false }
-        while !currentWaits(), let lane = laneBusy.prefix(workerCount).firstIndex(of: false) {
-            let queued = slots.values.filter { $0.job != nil && !($0.job!.running) }
-            guard let next = queued.max(by: { ($0.wanted?.priority ?? 0, -$0.index) < ($1.wanted?.priority ?? 0, -$1.index) }),
-                  let job = next.job, let wanted = next.wanted else { break }
-            job.running = true
-            job.lane = lane
-            laneBusy[lane] = true
-            tally.jobsStarted += 1
-            emit(.started(index: next.index, target: wanted.stage))
-            start(next, job: job, target: wanted.stage, lane: lane)
+        let queued = slots.values.compactMap { s -> PrefetchRules.Queued? in
+            guard let job = s.job, !job.running else { return nil }
+            return PrefetchRules.Queued(index: s.index, priority: s.wanted?.priority ?? 0)
+        }
+        if !queued.isEmpty {
+            for (index, lane) in rules.jobsToStart(current: currentState, queued: queued, laneBusy: laneBusy) {
+                guard let next = slots[index], let job = next.job, let wanted = next.wanted else { continue }
+                job.running = true
+                job.lane = lane
+                laneBusy[lane] = true
+                tally.jobsStarted += 1
+                emit(.started(index: next.index, target: wanted.stage))
+                start(next, job: job, target: wanted.stage, lane: lane)
+            }
         }
         if isIdle, !idleWaiters.isEmpty {
             let waiters = idleWaiters
@@ -364,8 +360,8 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
             dispose(frame)
             return
         }
-        if tally.decodedBytes + bytes > budget { evict(toFit: bytes, for: s, incomingIsFirst: s.first == nil) }
-        guard tally.decodedBytes + bytes <= budget else {
+        if !rules.fits(bytes, held: tally.decodedBytes) { evict(toFit: bytes, for: s, incomingIsFirst: s.first == nil) }
+        guard rules.fits(bytes, held: tally.decodedBytes) else {
             tally.framesDropped += 1
             s.starved = true
             job.work?.stop()
@@ -393,14 +389,14 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         if !needsWork(s) { job.work?.stop() }
     }
 
-    /// Makes room for an incoming frame by dropping frames worth less than it. A first frame is worth more than any
-    /// buffered frame, and among frames of one kind a nearer slot's are worth more; so an incoming first frame may
-    /// evict every slot's buffered frames and farther slots' first frames, an incoming buffered frame only farther
-    /// slots' buffered frames. Victims go farthest slot first, newest frame first.
+    /// Makes room for an incoming frame by dropping frames worth less than it, in the order of
+    /// ``PrefetchRules/evictionOrder(for:incomingIsFirst:current:others:)``: buffered frames (newest first) of the
+    /// slots it names, then their first frames, farthest slot first, until the frame fits. A victim is starved (not
+    /// refilled until the current item changes) and its running job is cancelled.
     private func evict(toFit bytes: Int, for s: Slot, incomingIsFirst: Bool) {
-        let mine = distance(s.index)
-        func over() -> Bool { tally.decodedBytes + bytes > budget }
-        let others = slots.values.filter { $0 !== s }.sorted { distance($0.index) > distance($1.index) }
+        func over() -> Bool { !rules.fits(bytes, held: tally.decodedBytes) }
+        let order = rules.evictionOrder(for: s.index, incomingIsFirst: incomingIsFirst, current: current,
+                                        others: Array(slots.keys))
         var freedBySlot: [Int: (frames: Int, bytes: Int)] = [:]
         func note(_ v: Slot, _ b: Int) {
             let old = freedBySlot[v.index] ?? (0, 0)
@@ -408,20 +404,20 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
             v.starved = true
             if let job = v.job, job.running { job.token.cancel() }
         }
-        for v in others where incomingIsFirst || distance(v.index) > mine {
+        for index in order.buffered {
+            guard let v = slots[index] else { continue }
             while over(), let last = v.buffer.popLast() {
                 tally.decodedBytes -= last.bytes
                 note(v, last.bytes)
             }
         }
-        if incomingIsFirst {
-            for v in others where distance(v.index) > mine && v.first != nil && over() {
-                tally.decodedBytes -= v.firstBytes
-                note(v, v.firstBytes)
-                v.first = nil
-                v.firstBytes = 0
-                v.stage = .probed
-            }
+        for index in order.first {
+            guard over(), let v = slots[index], v.first != nil else { continue }
+            tally.decodedBytes -= v.firstBytes
+            note(v, v.firstBytes)
+            v.first = nil
+            v.firstBytes = 0
+            v.stage = .probed
         }
         for (index, freed) in freedBySlot.sorted(by: { $0.key < $1.key }) {
             tally.framesDropped += freed.frames
@@ -438,7 +434,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
             case .success(let handle):
                 // A cancelled job's handle may have been interrupted mid-read: never reuse it.
                 if s.wanted != nil && !job.token.isCancelled { s.handle = handle }
-                if distance(index) > keepHandlesWithin { releaseHandle(s) }
+                if !rules.keepsHandle(index, current: current) { releaseHandle(s) }
             case .failure(let error):
                 if !job.token.isCancelled, !(error is CancellationError) {
                     s.failure = String(describing: error)

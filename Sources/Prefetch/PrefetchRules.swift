@@ -1,0 +1,170 @@
+/// The scheduling decisions of prefetching, as pure functions of the slots' state: which work is still needed,
+/// which queued job starts next and on which lane, when a job has done enough, which frames the memory budget evicts
+/// first, and which open decoders are kept.
+///
+/// ``PrefetchScheduler`` (live, on Dispatch) and PolicyLab's virtual-time simulator both call these rules, so the two
+/// cannot drift apart: a change here changes both. The rules hold no state of their own; the caller owns the slots.
+public struct PrefetchRules: Sendable, Hashable {
+    /// Number of background worker lanes; one more lane (index `workers`) is kept for the item on screen.
+    public var workers: Int
+    /// Maximum decoded bytes held across slots.
+    public var budget: Int
+    /// Open decoders are kept only for items at most this far from the current one.
+    public var keepHandlesWithin: Int
+    /// Number of items in the feed.
+    public var feedLength: Int
+    /// Whether the feed wraps around.
+    public var wraps: Bool
+
+    /// Rules for `workers` background lanes (at least 1) and `budget` bytes.
+    public init(workers: Int, budget: Int, keepHandlesWithin: Int = 1, feedLength: Int, wraps: Bool = false) {
+        self.workers = max(1, workers)
+        self.budget = budget
+        self.keepHandlesWithin = keepHandlesWithin
+        self.feedLength = feedLength
+        self.wraps = wraps
+    }
+
+    /// The lane kept for the item on screen.
+    public var urgentLane: Int { workers }
+
+    /// Items between `index` and `current`, the short way round on a wrapping feed.
+    public func distance(_ index: Int, from current: Int) -> Int {
+        let d = abs(index - current)
+        return wraps && feedLength > 0 ? min(d, feedLength - d) : d
+    }
+
+    /// Whether an item at `index` keeps its open decoder between jobs while `current` is on screen.
+    public func keepsHandle(_ index: Int, current: Int) -> Bool { distance(index, from: current) <= keepHandlesWithin }
+
+    /// Whether a slot still needs work for its wanted stage: never once it failed, nor while the budget starved it.
+    public static func needsWork(wanted: PrefetchStage?, reached: PrefetchStage?, hasFirstFrame: Bool,
+                                 bufferedSeconds: Double, failed: Bool, starved: Bool) -> Bool {
+        guard let wanted, !failed, !starved else { return false }
+        switch wanted {
+        case .probed: return reached == nil
+        case .firstFrame: return !hasFirstFrame
+        case .buffered(let seconds): return !hasFirstFrame || bufferedSeconds < seconds
+        }
+    }
+
+    /// Whether a running job goes on after its deliveries so far: it has a first frame once it delivered one (or
+    /// the item had one), and a buffered target counts the seconds delivered after the first frame.
+    public static func jobNeedsMore(target: PrefetchStage, hadFirstFrame: Bool, bufferedAtStart: Double,
+                                    delivered: Int, deliveredSeconds: Double, stopped: Bool) -> Bool {
+        if stopped { return false }
+        let hasFirst = hadFirstFrame || delivered > 0
+        switch target {
+        case .probed: return false
+        case .firstFrame: return !hasFirst
+        case .buffered(let seconds): return !hasFirst || bufferedAtStart + deliveredSeconds < seconds
+        }
+    }
+
+    /// How many buffered frames, from the newest, a lowered buffered target drops: frames whose removal still leaves
+    /// at least `target` seconds. `durations` are the buffered frames' durations, oldest first.
+    public static func framesOverTarget<C: BidirectionalCollection>(_ durations: C, target: Double) -> Int
+    where C.Element == Double {
+        var total = durations.reduce(0, +)
+        var count = 0
+        for d in durations.reversed() {
+            guard total - d >= target else { break }
+            total -= d
+            count += 1
+        }
+        return count
+    }
+
+    /// One queued job as the start rule sees it.
+    public struct Queued: Sendable, Hashable {
+        public var index: Int
+        public var priority: Int
+        /// A queued job of a slot.
+        public init(index: Int, priority: Int) {
+            self.index = index
+            self.priority = priority
+        }
+    }
+
+    /// The item on screen as the start rule sees it.
+    public struct CurrentState: Sendable, Hashable {
+        public var index: Int
+        public var hasFirstFrame: Bool
+        /// Whether its job is queued (not yet running) and whether one is running.
+        public var jobQueued: Bool
+        public var jobRunning: Bool
+        /// The on-screen item's state.
+        public init(index: Int, hasFirstFrame: Bool, jobQueued: Bool, jobRunning: Bool) {
+            self.index = index
+            self.hasFirstFrame = hasFirstFrame
+            self.jobQueued = jobQueued
+            self.jobRunning = jobRunning
+        }
+    }
+
+    /// Which queued jobs start now, and on which lane (most urgent first).
+    ///
+    /// The item on screen starts on the lane kept for it when that lane is free. Background lanes then take queued
+    /// jobs by priority (ties: lower index first) — but while the item on screen waits for its first frame (its job
+    /// runs and no frame is held) nothing else starts, so it has the CPU to itself.
+    /// - Parameters:
+    ///   - current: the on-screen item's slot, nil when it has none.
+    ///   - queued: every queued job (including the current item's, if queued).
+    ///   - laneBusy: one flag per lane, `workers + 1` of them, the last for the urgent lane.
+    public func jobsToStart(current: CurrentState?, queued: [Queued], laneBusy: [Bool]) -> [(index: Int, lane: Int)] {
+        var starts: [(index: Int, lane: Int)] = []
+        var busy = laneBusy
+        var waiting = queued
+        var currentWaits = false
+        if let current {
+            currentWaits = !current.hasFirstFrame && current.jobRunning
+            if current.jobQueued, !busy[urgentLane] {
+                starts.append((current.index, urgentLane))
+                busy[urgentLane] = true
+                waiting.removeAll { $0.index == current.index }
+                currentWaits = !current.hasFirstFrame
+            }
+        }
+        while !currentWaits, let lane = busy.prefix(workers).firstIndex(of: false) {
+            guard let pick = Self.mostUrgent(waiting) else { break }
+            starts.append((waiting[pick].index, lane))
+            busy[lane] = true
+            if let current, waiting[pick].index == current.index, !current.hasFirstFrame { currentWaits = true }
+            waiting.remove(at: pick)
+        }
+        return starts
+    }
+
+    /// Position of the most urgent queued job: highest priority, then lowest index.
+    public static func mostUrgent(_ queued: [Queued]) -> Int? {
+        var best: Int?
+        for (i, q) in queued.enumerated() {
+            guard let b = best else { best = i; continue }
+            let o = queued[b]
+            if q.priority > o.priority || (q.priority == o.priority && q.index < o.index) { best = i }
+        }
+        return best
+    }
+
+    /// Whether `bytes` more fit when `held` bytes are held.
+    public func fits(_ bytes: Int, held: Int) -> Bool { held + bytes <= budget }
+
+    /// Whose frames the budget may drop, in order, to make room for a frame delivered to item `index`.
+    ///
+    /// A first frame is worth more than any buffered frame, and among frames of one kind a nearer slot's are worth
+    /// more; so an incoming first frame may evict every other slot's buffered frames and farther slots' first frames,
+    /// an incoming buffered frame only farther slots' buffered frames. Victims go farthest slot first (ties: higher
+    /// index first), newest frame first within a slot; the caller drops frames in this order until the frame fits.
+    /// - Returns: slots whose buffered frames may go, then slots whose first frames may go, each in eviction order.
+    public func evictionOrder(for index: Int, incomingIsFirst: Bool, current: Int,
+                              others: [Int]) -> (buffered: [Int], first: [Int]) {
+        let mine = distance(index, from: current)
+        let order = others.filter { $0 != index }.sorted {
+            let a = distance($0, from: current), b = distance($1, from: current)
+            return a != b ? a > b : $0 > $1
+        }
+        let buffered = order.filter { incomingIsFirst || distance($0, from: current) > mine }
+        let first = incomingIsFirst ? order.filter { distance($0, from: current) > mine } : []
+        return (buffered, first)
+    }
+}
