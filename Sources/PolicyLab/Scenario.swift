@@ -18,12 +18,17 @@ public struct Scenario: Sendable {
     public var workers: Int
     /// CPU cores the lanes share.
     public var cores: Int
+    /// Other work on the machine: this many always-runnable threads at nice 0 (weight 1024, at most a core each)
+    /// compete with the lanes for the cores. May be fractional (an average). Default 0: the machine is ours.
+    public var backgroundLoad: Double = 0
     /// Maximum decoded bytes held, as FeedPlayer's `memoryBudget`.
     public var budget: Int
     /// Open decoders are kept within this distance of the current item (PrefetchScheduler's default 1).
     public var keepHandlesWithin: Int
     /// The network, when items are remote; nil for local files.
     public var network: NetworkModel?
+    /// Whether the metrics list every swipe's outcome (``SimulationMetrics/outcomes``). Default false.
+    public var recordsSwipes = false
 
     /// A scenario; the defaults are FeedPlayer's on this 2-core machine.
     public init(session: SwipeSession, feedLength: Int, wraps: Bool = false, costs: CostProfile = .builtIn,
@@ -59,6 +64,9 @@ public struct Scenario: Sendable {
         guard feedLength >= 1 else { throw PolicyLabError.invalidParameter(name: "--items", reason: "need at least 1 item") }
         guard workers >= 1 else { throw PolicyLabError.invalidParameter(name: "--workers", reason: "need at least 1") }
         guard cores >= 1 else { throw PolicyLabError.invalidParameter(name: "--cores", reason: "need at least 1") }
+        guard backgroundLoad >= 0, backgroundLoad.isFinite else {
+            throw PolicyLabError.invalidParameter(name: "--background-load", reason: "must be 0 or more")
+        }
         guard budget > 0 else { throw PolicyLabError.invalidParameter(name: "--budget", reason: "must be positive") }
         try costs.validate(path: "costs")
         try durationModel.validate()

@@ -127,6 +127,7 @@ extension SimulationEngine {
         case .probed: drop(s, firstToo: true)
         case .firstFrame: drop(s, firstToo: false)
         case .buffered(let seconds):
+            guard s.bufferCount > 0 else { return }
             let n = PrefetchRules.framesOverTarget(repeatElement(s.frameDuration, count: s.bufferCount), target: seconds)
             setBuffer(s, s.bufferCount - n)
             tally.decodedBytes -= n * s.frameBytes
@@ -222,8 +223,10 @@ extension SimulationEngine {
         if !needsWork(s) { job.stopped = true }
     }
 
-    /// PrefetchScheduler.evict, in the order the rules give.
+    /// PrefetchScheduler.evict, in the order the rules give. (When no other slot holds a frame there is nothing to
+    /// order: the rules are not asked, which changes nothing but time.)
     mutating func evict(toFit bytes: Int, for s: SimSlot, incomingIsFirst: Bool) {
+        guard slots.values.contains(where: { $0 !== s && ($0.bufferCount > 0 || $0.hasFirst) }) else { return }
         let order = rules.evictionOrder(for: s.index, incomingIsFirst: incomingIsFirst, current: current,
                                         others: slots.keys)
         func over() -> Bool { !rules.fits(bytes, held: tally.decodedBytes) }

@@ -16,7 +16,12 @@ extension SimulationEngine {
             stalledSince = nil
         }
         apply(current: target)
-        if slots[target]?.hasFirst == true {
+        let hit = slots[target]?.hasFirst == true
+        if isSwipe && scenario.recordsSwipes {
+            outcomes.append(SwipeOutcome(swipe: metrics.swipes, step: step + 1, action: action.description,
+                                         index: target, hit: hit, timeToFirstFrameMs: hit ? 0 : nil, time: now))
+        }
+        if hit {
             if isSwipe {
                 metrics.hits += 1
                 countShownFirst(target)
@@ -37,6 +42,7 @@ extension SimulationEngine {
         pendingFirst = nil
         if pending.isSwipe {
             ttff.append((now - pending.since) * 1000)
+            if scenario.recordsSwipes { outcomes[outcomes.count - 1].timeToFirstFrameMs = ttff[ttff.count - 1] }
             countShownFirst(index)
         }
         startPlayback()

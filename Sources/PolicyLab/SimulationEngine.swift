@@ -38,6 +38,7 @@ struct SimulationEngine {
     var pendingFirst: (index: Int, since: Double, isSwipe: Bool, step: Int)?
     var metrics: SimulationMetrics
     var ttff: [Double] = []
+    var outcomes: [SwipeOutcome] = []
     var shownBytes = 0
     var finished = false
 
@@ -124,6 +125,7 @@ struct SimulationEngine {
     }
 
     /// Water-filling of the cores by weight (at most one core a thread), then equal shares of the bandwidth.
+    /// ``Scenario/backgroundLoad`` adds that many nice-0 threads of other work (fractional: the last one partly).
     private mutating func updateRates() {
         ratesDirty = false
         var downloads = 0
@@ -135,25 +137,36 @@ struct SimulationEngine {
             case .wait: job.rate = 1
             }
         }
-        // Lanes are few: cap the heaviest threads at one core while their fair share exceeds it.
-        var capacity = Double(scenario.cores)
-        var capped: [ObjectIdentifier] = []
-        while cpuWeight > 0 {
-            var heaviest: SimJob?
-            for case let job? in lanes where job.kind == .cpu && !capped.contains(ObjectIdentifier(job)) {
-                if heaviest == nil || weight(job) > weight(heaviest!) { heaviest = job }
+        if cpuWeight > 0 {
+            // Threads in order of weight: other work (1024) first, then the lane kept for the item on screen (335),
+            // then background lanes (110). The heaviest take a whole core while their fair share exceeds one.
+            var capacity = Double(scenario.cores)
+            var other = scenario.backgroundLoad
+            var total = cpuWeight + other * 1024
+            while other > 0, capacity > 0, 1024 * capacity / total >= 1 {
+                let share = min(other, 1)
+                capacity -= share
+                total -= share * 1024
+                other -= share
             }
-            guard let top = heaviest else { break }
-            guard weight(top) * capacity / cpuWeight >= 1 else {
+            var capped: [ObjectIdentifier] = []
+            while true {
+                var heaviest: SimJob?
                 for case let job? in lanes where job.kind == .cpu && !capped.contains(ObjectIdentifier(job)) {
-                    job.rate = weight(job) * capacity / cpuWeight
+                    if heaviest == nil || weight(job) > weight(heaviest!) { heaviest = job }
                 }
-                break
+                guard let top = heaviest else { break }
+                guard capacity > 0, total > 0, weight(top) * capacity / total >= 1 else {
+                    for case let job? in lanes where job.kind == .cpu && !capped.contains(ObjectIdentifier(job)) {
+                        job.rate = total > 0 ? max(0, weight(job) * capacity / total) : 0
+                    }
+                    break
+                }
+                top.rate = 1
+                capped.append(ObjectIdentifier(top))
+                capacity -= 1
+                total -= weight(top)
             }
-            top.rate = capacity >= 1 ? 1 : capacity
-            capped.append(ObjectIdentifier(top))
-            capacity = max(0, capacity - 1)
-            cpuWeight -= weight(top)
         }
         if downloads > 0 {
             let share = bandwidth / 8 / Double(downloads)
@@ -178,6 +191,7 @@ struct SimulationEngine {
         m.jobsStarted = tally.jobsStarted
         m.peakDecodedBytes = tally.peakDecodedBytes
         m.virtualSeconds = now
+        if scenario.recordsSwipes { m.outcomes = outcomes }
         return m
     }
 

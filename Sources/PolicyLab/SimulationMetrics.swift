@@ -33,6 +33,8 @@ public struct SimulationMetrics: Sendable, Codable, Equatable {
     public var memoryBudget = 0
     /// Virtual seconds the session lasted.
     public var virtualSeconds: Double = 0
+    /// Each swipe's outcome, when the scenario asks for them (``Scenario/recordsSwipes``).
+    public var outcomes: [SwipeOutcome]?
 
     /// Empty metrics for `policy`.
     public init(policy: String) { self.policy = policy }
@@ -46,4 +48,22 @@ public struct SimulationMetrics: Sendable, Codable, Equatable {
         let rank = Int((p * Double(sorted.count)).rounded(.up)) - 1
         return sorted[min(max(rank, 0), sorted.count - 1)]
     }
+}
+
+/// What one swipe met, for comparing a simulated session with a live one swipe by swipe.
+public struct SwipeOutcome: Sendable, Codable, Equatable {
+    /// The swipe's number, from 1, counting only moves to a different item (as `videofeed play` numbers them when
+    /// every step moves).
+    public var swipe: Int
+    /// The session step (from 1) and its action, e.g. `n`, `p`, `j4`.
+    public var step: Int
+    public var action: String
+    /// The item swiped to.
+    public var index: Int
+    /// Whether its first frame was ready at once.
+    public var hit: Bool
+    /// Milliseconds until its first frame (0 for a hit); nil if the session ended first.
+    public var timeToFirstFrameMs: Double?
+    /// Virtual seconds from the session start to the swipe.
+    public var time: Double
 }

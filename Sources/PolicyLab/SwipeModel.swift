@@ -7,7 +7,8 @@
 ///
 /// On top of that, each swipe starts a fast-scroll burst with probability ``burstRate``: the next
 /// ``burstLength`` items are each watched a time drawn uniformly from ``burstWatch``. Each swipe goes back to the
-/// previous item with probability ``backRate`` (never from the first item), otherwise forward. Item durations are
+/// previous item with probability ``backRate`` (never from the first item), jumps to an item drawn uniformly from the
+/// feed with probability ``jumpRate`` (a search result, a shared link), otherwise goes forward. Item durations are
 /// log-normal around ``medianDuration`` with spread ``durationSpread`` (the standard deviation of their logarithm),
 /// clamped to ``durationRange``.
 public struct SwipeModel: Sendable, Equatable, CustomStringConvertible {
@@ -27,6 +28,8 @@ public struct SwipeModel: Sendable, Equatable, CustomStringConvertible {
     public var durationRange: ClosedRange<Double>
     /// Share of swipes that go back one item. Default 0.08.
     public var backRate: Double
+    /// Share of swipes that jump to a random item of the feed. Default 0.
+    public var jumpRate: Double
     /// Chance that a swipe starts a fast-scroll burst. Default 0.03.
     public var burstRate: Double
     /// Items in a burst. Default 3...10.
@@ -37,7 +40,7 @@ public struct SwipeModel: Sendable, Equatable, CustomStringConvertible {
     /// The `mixed` model with the defaults listed on each property.
     public init(name: String = "mixed", quickLeave: Double = 0.16, quickSeconds: Double = 2, watchToEnd: Double = 0.40,
                 medianDuration: Double = 15, durationSpread: Double = 0.5, durationRange: ClosedRange<Double> = 3...60,
-                backRate: Double = 0.08, burstRate: Double = 0.03, burstLength: ClosedRange<Int> = 3...10,
+                backRate: Double = 0.08, jumpRate: Double = 0, burstRate: Double = 0.03, burstLength: ClosedRange<Int> = 3...10,
                 burstWatch: ClosedRange<Double> = 0.3...1.0) {
         self.name = name
         self.quickLeave = quickLeave
@@ -47,6 +50,7 @@ public struct SwipeModel: Sendable, Equatable, CustomStringConvertible {
         self.durationSpread = durationSpread
         self.durationRange = durationRange
         self.backRate = backRate
+        self.jumpRate = jumpRate
         self.burstRate = burstRate
         self.burstLength = burstLength
         self.burstWatch = burstWatch
@@ -66,7 +70,7 @@ public struct SwipeModel: Sendable, Equatable, CustomStringConvertible {
     public static let presets: [SwipeModel] = [.mixed, .patient, .scroller]
 
     /// Parses `PRESET[,key=value...]`, e.g. `scroller,back=0.1` or `mixed,median=20,burst=0`. Keys: `quick`,
-    /// `quickSeconds`, `end`, `median`, `spread`, `minDuration`, `maxDuration`, `back`, `burst`, `burstMin`,
+    /// `quickSeconds`, `end`, `median`, `spread`, `minDuration`, `maxDuration`, `back`, `jump`, `burst`, `burstMin`,
     /// `burstMax`, `burstWatchMin`, `burstWatchMax`.
     public static func parse(_ text: String) throws -> SwipeModel {
         let parts = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -101,6 +105,7 @@ public struct SwipeModel: Sendable, Equatable, CustomStringConvertible {
             case "minduration": minDuration = value
             case "maxduration": maxDuration = value
             case "back": model.backRate = value
+            case "jump": model.jumpRate = value
             case "burst": model.burstRate = value
             case "burstmin": burstMin = Int(value)
             case "burstmax": burstMax = Int(value)
@@ -125,12 +130,16 @@ public struct SwipeModel: Sendable, Equatable, CustomStringConvertible {
 
     /// Throws when a probability is outside 0...1 or a duration is not positive.
     public func validate() throws {
-        for (key, p) in [("quick", quickLeave), ("end", watchToEnd), ("back", backRate), ("burst", burstRate)]
+        for (key, p) in [("quick", quickLeave), ("end", watchToEnd), ("back", backRate), ("jump", jumpRate),
+                         ("burst", burstRate)]
         where !(0...1).contains(p) {
             throw PolicyLabError.invalidParameter(name: "--model", reason: "\(key) must be a probability in 0...1")
         }
         guard quickLeave + watchToEnd <= 1 else {
             throw PolicyLabError.invalidParameter(name: "--model", reason: "quick + end must not exceed 1")
+        }
+        guard backRate + jumpRate <= 1 else {
+            throw PolicyLabError.invalidParameter(name: "--model", reason: "back + jump must not exceed 1")
         }
         guard quickSeconds > 0, medianDuration > 0, durationSpread >= 0 else {
             throw PolicyLabError.invalidParameter(name: "--model", reason: "quickSeconds and median must be positive, spread at least 0")
@@ -153,6 +162,6 @@ public struct SwipeModel: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String {
-        "\(name): quick \(quickLeave) within \(quickSeconds)s, end \(watchToEnd), median \(medianDuration)s, back \(backRate), burst \(burstRate)"
+        "\(name): quick \(quickLeave) within \(quickSeconds)s, end \(watchToEnd), median \(medianDuration)s, back \(backRate), jump \(jumpRate), burst \(burstRate)"
     }
 }

@@ -76,8 +76,16 @@ public struct SwipeSession: Sendable, Equatable {
         steps.reserveCapacity(swipes)
         for _ in 0..<swipes {
             if burstLeft == 0, rng.unit() < model.burstRate { burstLeft = rng.integer(in: model.burstLength) }
-            let back = rng.unit() < model.backRate && (current > 0 || wraps)
-            let action: SwipeAction = back ? .previous : .next
+            // Only draw a jump target when jumps are possible, so a model without jumps draws what it always drew.
+            let r = rng.unit()
+            let action: SwipeAction
+            if r < model.backRate && (current > 0 || wraps) {
+                action = .previous
+            } else if r >= model.backRate && r < model.backRate + model.jumpRate {
+                action = .jump(rng.integer(in: 0...max(0, feedLength - 1)))
+            } else {
+                action = .next
+            }
             current = action.target(from: current, length: feedLength, wraps: wraps)
             steps.append(Step(action: action, watch: watch(current)))
         }

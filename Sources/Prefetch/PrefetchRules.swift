@@ -62,10 +62,13 @@ public struct PrefetchRules: Sendable, Hashable {
     }
 
     /// How many buffered frames, from the newest, a lowered buffered target drops: frames whose removal still leaves
-    /// at least `target` seconds. `durations` are the buffered frames' durations, oldest first.
+    /// at least `target` seconds. `durations` are the buffered frames' durations, oldest first. (Inlinable so that
+    /// callers get it specialized for their collection.)
+    @inlinable
     public static func framesOverTarget<C: BidirectionalCollection>(_ durations: C, target: Double) -> Int
     where C.Element == Double {
-        var total = durations.reduce(0, +)
+        var total = 0.0
+        for d in durations { total += d }
         var count = 0
         for d in durations.reversed() {
             guard total - d >= target else { break }
@@ -159,12 +162,16 @@ public struct PrefetchRules: Sendable, Hashable {
     public func evictionOrder(for index: Int, incomingIsFirst: Bool, current: Int,
                               others: [Int]) -> (buffered: [Int], first: [Int]) {
         let mine = distance(index, from: current)
-        let order = others.filter { $0 != index }.sorted {
-            let a = distance($0, from: current), b = distance($1, from: current)
-            return a != b ? a > b : $0 > $1
+        var order: [(distance: Int, index: Int)] = []
+        order.reserveCapacity(others.count)
+        for other in others where other != index { order.append((distance(other, from: current), other)) }
+        order.sort { $0.distance != $1.distance ? $0.distance > $1.distance : $0.index > $1.index }
+        var buffered: [Int] = [], first: [Int] = []
+        for entry in order {
+            let farther = entry.distance > mine
+            if incomingIsFirst || farther { buffered.append(entry.index) }
+            if incomingIsFirst && farther { first.append(entry.index) }
         }
-        let buffered = order.filter { incomingIsFirst || distance($0, from: current) > mine }
-        let first = incomingIsFirst ? order.filter { distance($0, from: current) > mine } : []
         return (buffered, first)
     }
 }

@@ -11,6 +11,7 @@ enum ComparisonTable {
         var workers: Int
         var cores: Int
         var network: String
+        var backgroundLoad: Double
     }
 
     private static func mib(_ bytes: Int) -> String { String(format: "%.1f", Double(bytes) / 1_048_576) }
@@ -27,13 +28,21 @@ enum ComparisonTable {
          String(m.cancellations), mib(m.peakDecodedBytes)]
     }
 
+    /// RFC 4180: a field holding a comma or a quote is quoted (policy names like `window(2,2)` do).
+    private static func quoted(_ field: String) -> String {
+        field.contains(",") || field.contains("\"") ? "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : field
+    }
+
     static func csv(_ rows: [SimulationMetrics]) -> String {
-        ([columns.joined(separator: ",")] + rows.map { fields($0).joined(separator: ",") }).joined(separator: "\n") + "\n"
+        ([columns.joined(separator: ",")] + rows.map { fields($0).map(quoted).joined(separator: ",") })
+            .joined(separator: "\n") + "\n"
     }
 
     static func text(_ rows: [SimulationMetrics], header: Header) -> String {
         var out = "PolicyLab: \(header.swipes) swipes, model \(header.model), seed \(header.seed), costs \(header.costs), "
-            + "\(header.workers) workers on \(header.cores) cores, \(header.network)\n\n"
+            + "\(header.workers) workers on \(header.cores) cores"
+            + (header.backgroundLoad > 0 ? " shared with \(header.backgroundLoad) busy threads" : "")
+            + ", \(header.network)\n\n"
         let titles = ["policy", "budget MiB", "hit %", "TTFF p50", "p95", "p99 ms", "stalls", "stall s", "decoded",
                       "wasted", "wasted MiB", "cancels", "peak MiB"]
         let table: [[String]] = rows.map { m in

@@ -49,6 +49,9 @@ struct SimulateRunCommand: ParsableCommand {
     @Option(help: "CPU cores the workers share (default: --workers).")
     var cores: Int?
 
+    @Option(name: .customLong("background-load"), help: "Other work on the machine: this many busy nice-0 threads compete for the cores.")
+    var backgroundLoad: Double = 0
+
     @Option(help: "Memory budget for decoded frames, e.g. 256MiB; a comma-separated list sweeps budgets.")
     var budget: String = "256MiB"
 
@@ -73,6 +76,9 @@ struct SimulateRunCommand: ParsableCommand {
     @Flag(help: "Print JSON instead of a table.")
     var json = false
 
+    @Flag(name: .customLong("swipe-log"), help: "With --json, list every swipe's outcome (item, hit, time to first frame).")
+    var swipeLog = false
+
     @Flag(help: "Print CSV instead of a table.")
     var csv = false
 
@@ -82,6 +88,7 @@ struct SimulateRunCommand: ParsableCommand {
         if workers < 1 { throw ValidationError("--workers must be at least 1") }
         if let cores, cores < 1 { throw ValidationError("--cores must be at least 1") }
         if let items, items < 1 { throw ValidationError("--items must be at least 1") }
+        if !(backgroundLoad >= 0 && backgroundLoad.isFinite) { throw ValidationError("--background-load must be 0 or more") }
         if budgets() == nil { throw ValidationError("--budget: give e.g. 256MiB, 64M or a byte count, or a comma-separated list") }
     }
 
@@ -107,7 +114,9 @@ struct SimulateRunCommand: ParsableCommand {
                                       costs: profile)
             }
             scenario.workers = workers
+            scenario.recordsSwipes = swipeLog
             scenario.cores = cores ?? workers
+            scenario.backgroundLoad = backgroundLoad
             if let bandwidth {
                 let schedule = FileManager.default.fileExists(atPath: bandwidth)
                     ? try BandwidthSchedule.load(path: bandwidth)
@@ -128,7 +137,7 @@ struct SimulateRunCommand: ParsableCommand {
             let header = ComparisonTable.Header(
                 model: trace.map { "trace \($0)" } ?? swipeModel.name, swipes: scenario.session.steps.count,
                 seed: seed, costs: costs ?? "built-in", workers: scenario.workers, cores: scenario.cores,
-                network: bandwidth.map { "\($0), rtt \(rtt)" } ?? "local files")
+                network: bandwidth.map { "\($0), rtt \(rtt)" } ?? "local files", backgroundLoad: backgroundLoad)
             if json {
                 Console.out(try ComparisonTable.json(rows, header: header))
             } else if csv {
