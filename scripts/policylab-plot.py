@@ -31,7 +31,7 @@ def simulate(binary, args, swipes, seed):
     return text, list(csv.DictReader(io.StringIO(text)))
 
 
-def panel(x0, y0, w, h, title, ylabel, series, ymax, yfmt):
+def panel(x0, y0, w, h, title, ylabel, series, ymin, ymax, yfmt):
     """One line chart: x = budget (log2 scale), one line per policy."""
     out = [f'<g transform="translate({x0},{y0})">',
            f'<text x="{w / 2}" y="-12" text-anchor="middle" font-size="14">{title}</text>',
@@ -39,9 +39,9 @@ def panel(x0, y0, w, h, title, ylabel, series, ymax, yfmt):
     budgets = [float(b) for b in sorted({float(r["budget_mib"]) for rows in series.values() for r in rows})]
     lo, hi = math.log2(budgets[0]), math.log2(budgets[-1])
     def px(b): return (math.log2(b) - lo) / (hi - lo) * w
-    def py(v): return h - v / ymax * h
+    def py(v): return h - (v - ymin) / (ymax - ymin) * h
     for i in range(5):
-        v = ymax * i / 4
+        v = ymin + (ymax - ymin) * i / 4
         out.append(f'<line x1="0" x2="{w}" y1="{py(v):.1f}" y2="{py(v):.1f}" stroke="#eee"/>')
         out.append(f'<text x="-6" y="{py(v) + 4:.1f}" text-anchor="end" font-size="11">{yfmt(v)}</text>')
     for b in budgets:
@@ -70,10 +70,12 @@ def svg(title, rows):
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="Helvetica, Arial, sans-serif">',
            f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{width / 2}" y="22" text-anchor="middle" font-size="16" font-weight="bold">{title}</text>']
-    out += panel(70, 60, 340, 250, "hit rate", "swipes with the first frame ready (%)", hits, 100,
+           f'<text x="{width / 2}" y="22" text-anchor="middle" font-size="14" font-weight="bold">{title}</text>']
+    hit_min = min(r["value"] for rs in hits.values() for r in rs)
+    hit_min = max(0, math.floor(hit_min / 5) * 5 - 5)
+    out += panel(70, 60, 340, 250, "hit rate", "swipes with the first frame ready (%)", hits, hit_min, 100,
                  lambda v: f"{v:.0f}")
-    out += panel(520, 60, 340, 250, "wasted decoding", "MiB decoded, never shown, per swipe", waste, waste_max,
+    out += panel(520, 60, 340, 250, "wasted decoding", "MiB decoded, never shown, per swipe", waste, 0, waste_max,
                  lambda v: f"{v:.0f}")
     for i, (policy, color) in enumerate(zip(by_policy, COLORS)):
         x = 90 + i * 160

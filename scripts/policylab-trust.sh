@@ -4,8 +4,9 @@
 # hit rate and time to first frame p50/p95/p99 per policy. See docs/policylab.md.
 #
 #   bash scripts/policylab-trust.sh [OUT_DIR]        (default: out/policylab-trust)
-# Environment: POLICIES (default window,forward2,tiktokLike), SWIPES (80), SEED (7), ITEMS (10),
-# MODEL (the viewer: mostly sub-1.2 s looks, 15 % back swipes, 20 % jumps). Needs the bench clip (bash Fixtures/generate.sh --bench).
+# Environment: POLICIES (default window,forward2,tiktokLike), RUNS (live runs per policy, 3), SWIPES (80),
+# SEED (7), ITEMS (10), MODEL (the viewer: mostly sub-1.2 s looks, 15 % back swipes, 20 % jumps).
+# Needs the bench clip (bash Fixtures/generate.sh --bench). Run it on a machine as quiet as you can get.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-out/policylab-trust}
@@ -13,6 +14,7 @@ POLICIES=${POLICIES:-window,forward2,tiktokLike}
 SWIPES=${SWIPES:-80}
 SEED=${SEED:-7}
 ITEMS=${ITEMS:-10}
+RUNS=${RUNS:-3}
 MODEL=${MODEL:-mixed,quick=0.95,quickSeconds=1.2,end=0,back=0.15,jump=0.2,burst=0}
 CLIP=$PWD/Fixtures/bench/bench_1080x1920_30s.mp4
 [ -f "$CLIP" ] || bash Fixtures/generate.sh --bench
@@ -27,28 +29,30 @@ echo "== calibrate"
 echo "== trace ($MODEL, $SWIPES swipes, seed $SEED, $ITEMS items wrapping)"
 "$BIN" simulate --model "$MODEL" --swipes "$SWIPES" --seed "$SEED" --items "$ITEMS" --wrap \
     --costs "$OUT/profile.json" --policies window --export-trace "$OUT/trace.csv" >/dev/null
-echo "== play (the live engine), measuring the machine's other work during each run"
-python3 - "$BIN" "$OUT" "$POLICIES" "$ITEMS" <<'PY'
+echo "== play (the live engine), $RUNS runs per policy, measuring the machine's other work during each run"
+python3 - "$BIN" "$OUT" "$POLICIES" "$RUNS" <<'PY'
 import json, os, subprocess, sys, time
-binary, out, policies, items = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4]
+binary, out, policies, runs = sys.argv[1], sys.argv[2], sys.argv[3].split(","), int(sys.argv[4])
 tick = os.sysconf("SC_CLK_TCK")
 def busy():  # CPU-seconds all processes spent so far, from /proc/stat
     fields = [int(x) for x in open("/proc/stat").readline().split()[1:]]
     return (sum(fields) - fields[3] - fields[4]) / tick  # all but idle and iowait
 loads = {}
-for policy in policies:
-    before, start = busy(), time.monotonic()
-    with open(f"{out}/play-{policy}.json", "w") as f:
-        child = subprocess.Popen([binary, "play", f"{out}/feed", "--sort", "name", "--wrap", "--trace",
-                                  f"{out}/trace.csv", "--policy", policy, "--json"], stdout=f)
-        _, status, usage = os.wait4(child.pid, 0)
-    wall, total = time.monotonic() - start, busy() - before
-    ours = usage.ru_utime + usage.ru_stime
-    loads[policy] = max(0.0, (total - ours) / wall)
-    print(f"play --policy {policy}: {wall:.1f} s, our CPU {ours:.1f} s, other work {loads[policy]:.2f} cores")
-json.dump(loads, open(f"{out}/other-load.json", "w"))
+for run in range(1, runs + 1):
+    for policy in policies:
+        before, start = busy(), time.monotonic()
+        with open(f"{out}/play-{policy}-{run}.json", "w") as f:
+            child = subprocess.Popen([binary, "play", f"{out}/feed", "--sort", "name", "--wrap", "--trace",
+                                      f"{out}/trace.csv", "--policy", policy, "--json"], stdout=f)
+            _, status, usage = os.wait4(child.pid, 0)
+        wall, total = time.monotonic() - start, busy() - before
+        ours = usage.ru_utime + usage.ru_stime
+        loads.setdefault(policy, []).append(max(0.0, (total - ours) / wall))
+        print(f"play --policy {policy} (run {run}): {wall:.1f} s, our CPU {ours:.1f} s, "
+              f"other work {loads[policy][-1]:.2f} cores", flush=True)
+json.dump({p: sum(v) / len(v) for p, v in loads.items()}, open(f"{out}/other-load.json", "w"))
 PY
-echo "== simulate: the machine ours, then shared with the other work measured during each live run"
+echo "== simulate: the machine ours, then shared with the other work measured during the live runs"
 "$BIN" simulate --trace "$OUT/trace.csv" --items "$ITEMS" --wrap --costs "$OUT/profile.json" \
     --policies "$POLICIES" --json --swipe-log > "$OUT/simulate.json"
 for policy in ${POLICIES//,/ }; do
@@ -57,24 +61,38 @@ for policy in ${POLICIES//,/ }; do
         --policies "$policy" --background-load "$load" --json --swipe-log > "$OUT/simulate-shared-$policy.json"
 done
 echo "== load average after: $(cut -d" " -f1-3 /proc/loadavg)"
-python3 - "$OUT" "$POLICIES" <<'PY'
-import json, sys
-out, policies = sys.argv[1], sys.argv[2].split(",")
+python3 - "$OUT" "$POLICIES" "$RUNS" <<'PY'
+import json, statistics, sys
+out, policies, runs = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
 sim = {r["policy"]: r for r in json.load(open(f"{out}/simulate.json"))["results"]}
 loads = json.load(open(f"{out}/other-load.json"))
-def row(name, label, r):
-    return (f"{name:12} {label:22} {100 * r['hits'] / max(r['swipes'], 1):6.1f} {r['timeToFirstFrameP50']:8.2f} "
-            f"{r['timeToFirstFrameP95']:8.2f} {r['timeToFirstFrameP99']:8.2f} {r['stalls']:6d}")
-print(f"{'policy':12} {'run':22} {'hit %':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'stalls':>6}")
+def hit(r): return 100 * r["hits"] / max(r["swipes"], 1)
+def cells(r): return [hit(r), r["timeToFirstFrameP50"], r["timeToFirstFrameP95"], r["timeToFirstFrameP99"]]
+def row(name, label, values, extra=""):
+    return f"{name:12} {label:26} " + " ".join(f"{v:8.2f}" for v in values) + extra
+def misses(outcomes): return sorted(o["timeToFirstFrameMs"] for o in outcomes if not o["hit"] and o["timeToFirstFrameMs"])
+print(f"{'policy':12} {'run':26} {'hit %':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}   miss TTFF median ms")
+verdicts = []
 for p in policies:
-    live = json.load(open(f"{out}/play-{p}.json"))
-    name = live["policy"]
+    lives = [json.load(open(f"{out}/play-{p}-{k}.json")) for k in range(1, runs + 1)]
+    name = lives[0]["policy"]
     shared = json.load(open(f"{out}/simulate-shared-{p}.json"))["results"][0]
-    print(row(name, "play", live["metrics"]))
-    print(row(name, "simulate (machine ours)", sim[name]))
-    print(row(name, f"simulate (+{loads[p]:.2f} busy)", shared))
-    # Swipe by swipe: where the two disagree on hit or miss.
-    steps = {s["swipe"]: s for s in live["swipes"]}
+    for k, live in enumerate(lives, 1):
+        live_misses = sorted(s["timeToFirstFrameMs"] for s in live["swipes"] if s["result"].startswith("miss"))
+        print(row(name, f"play run {k}", cells(live["metrics"]),
+                  f"   {statistics.median(live_misses):.1f}" if live_misses else ""))
+    median = [statistics.median(c) for c in zip(*(cells(l["metrics"]) for l in lives))]
+    print(row(name, "play, median of runs", median))
+    for label, r in (("simulate (machine ours)", sim[name]), (f"simulate (+{loads[p]:.2f} busy)", shared)):
+        m = misses(r["outcomes"])
+        s = cells(r)
+        ok = (abs(s[0] - median[0]) <= 3 and abs(s[1] - median[1]) <= 1
+              and all(abs(s[i] - median[i]) <= 0.4 * median[i] for i in (2, 3)))
+        verdicts.append((name, label, ok))
+        print(row(name, label, s, f"   {statistics.median(m):.1f}" if m else "") + ("   within" if ok else "   OUTSIDE"))
+    # Swipe by swipe against the first live run: where the two disagree on hit or miss.
+    steps = {s["swipe"]: s for s in lives[0]["swipes"]}
     differ = [o["step"] for o in sim[name]["outcomes"] if (steps[o["step"]]["result"] == "hit") != o["hit"]]
-    print(f"{'':12} swipes where play and simulate (machine ours) differ on hit/miss: {differ or 'none'}")
+    print(f"{'':12} swipes where play run 1 and simulate differ on hit/miss: {differ or 'none'}")
+print("tolerance: hit rate ±3 points, TTFF p50 ±1 ms, TTFF p95 and p99 ±40 % of the live median")
 PY

@@ -74,13 +74,13 @@ public struct CostProfile: Sendable, Codable, Equatable {
     }
 
     /// The default: 1080x1920 H.264 at 30 fps converted to 720x1280 BGRA, as measured by `videofeed simulate
-    /// calibrate` on the benchmark clip on a 2-core Linux VM (see docs/policylab.md); item durations come from the
-    /// swipe model.
+    /// calibrate Fixtures/bench/bench_1080x1920_30s.mp4` on the project's 2-core Linux VM (2026-11-22, the quietest
+    /// of four calibrations; see docs/policylab.md). Item durations come from the swipe model.
     public static let builtIn = CostProfile(
-        source: "built-in: calibrate on Fixtures/bench/bench_1080x1920_30s.mp4, 2-core Linux VM",
+        source: "built-in: calibrate on Fixtures/bench/bench_1080x1920_30s.mp4, 2-core Linux VM, 2026-11-22",
         display: "720x1280 bgra",
-        items: [ItemCosts(name: "h264-1080x1920-30fps", openSeconds: 0.0012, decoderOpenSeconds: 0.0009,
-                          firstFrameSeconds: 0.0205, frameSeconds: 0.0110, bytesPerFrame: 720 * 1280 * 4,
+        items: [ItemCosts(name: "h264-1080x1920-30fps", openSeconds: 0.0088, decoderOpenSeconds: 0.00045,
+                          firstFrameSeconds: 0.0301, frameSeconds: 0.0157, bytesPerFrame: 720 * 1280 * 4,
                           frameRate: 30)])
 
     /// Reads and checks a profile file.

@@ -12,8 +12,7 @@ extension SimulationEngine {
             if history.count > 32 { history.removeFirst(history.count - 32) }
             metrics.swipes += 1
             generation += 1
-            playing = false
-            stalledSince = nil
+            endPlayback()
         }
         apply(current: target)
         let hit = slots[target]?.hasFirst == true
@@ -66,6 +65,13 @@ extension SimulationEngine {
     }
 
     // MARK: - Playback (FeedPlayer.runPlayback at speed 1)
+
+    /// A swipe (or the end of the session) stops playback; a stall still going on counts until now.
+    mutating func endPlayback() {
+        if let since = stalledSince { metrics.stallSeconds += now - since }
+        playing = false
+        stalledSince = nil
+    }
 
     /// The first frame is on screen now; the next frame falls due one frame later.
     mutating func startPlayback() {

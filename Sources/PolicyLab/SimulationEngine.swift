@@ -113,7 +113,9 @@ struct SimulationEngine {
     private mutating func handle(_ event: Event) {
         switch event {
         case .swipe(let step): swipe(step)
-        case .end: finished = true
+        case .end:
+            endPlayback()
+            finished = true
         case .playbackTick(let g): if g == generation && playing { playbackTick() }
         case .bandwidthChange:
             guard let network = scenario.network else { return }

@@ -14,7 +14,8 @@ public struct SimulationMetrics: Sendable, Codable, Equatable {
     public var timeToFirstFrameP99: Double = 0
     /// Mean time to first frame, in milliseconds.
     public var timeToFirstFrameMean: Double = 0
-    /// Times playback had no frame when one was due, and the seconds it waited in all.
+    /// Times playback had no frame when one was due, and the seconds it waited in all (a stall the viewer swiped
+    /// away from counts until the swipe).
     public var stalls = 0
     public var stallSeconds: Double = 0
     /// Every frame a job decoded (kept, refused over the budget, or arriving after its item was no longer wanted).
