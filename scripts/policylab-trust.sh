@@ -61,38 +61,4 @@ for policy in ${POLICIES//,/ }; do
         --policies "$policy" --background-load "$load" --json --swipe-log > "$OUT/simulate-shared-$policy.json"
 done
 echo "== load average after: $(cut -d" " -f1-3 /proc/loadavg)"
-python3 - "$OUT" "$POLICIES" "$RUNS" <<'PY'
-import json, statistics, sys
-out, policies, runs = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
-sim = {r["policy"]: r for r in json.load(open(f"{out}/simulate.json"))["results"]}
-loads = json.load(open(f"{out}/other-load.json"))
-def hit(r): return 100 * r["hits"] / max(r["swipes"], 1)
-def cells(r): return [hit(r), r["timeToFirstFrameP50"], r["timeToFirstFrameP95"], r["timeToFirstFrameP99"]]
-def row(name, label, values, extra=""):
-    return f"{name:12} {label:26} " + " ".join(f"{v:8.2f}" for v in values) + extra
-def misses(outcomes): return sorted(o["timeToFirstFrameMs"] for o in outcomes if not o["hit"] and o["timeToFirstFrameMs"])
-print(f"{'policy':12} {'run':26} {'hit %':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}   miss TTFF median ms")
-verdicts = []
-for p in policies:
-    lives = [json.load(open(f"{out}/play-{p}-{k}.json")) for k in range(1, runs + 1)]
-    name = lives[0]["policy"]
-    shared = json.load(open(f"{out}/simulate-shared-{p}.json"))["results"][0]
-    for k, live in enumerate(lives, 1):
-        live_misses = sorted(s["timeToFirstFrameMs"] for s in live["swipes"] if s["result"].startswith("miss"))
-        print(row(name, f"play run {k}", cells(live["metrics"]),
-                  f"   {statistics.median(live_misses):.1f}" if live_misses else ""))
-    median = [statistics.median(c) for c in zip(*(cells(l["metrics"]) for l in lives))]
-    print(row(name, "play, median of runs", median))
-    for label, r in (("simulate (machine ours)", sim[name]), (f"simulate (+{loads[p]:.2f} busy)", shared)):
-        m = misses(r["outcomes"])
-        s = cells(r)
-        ok = (abs(s[0] - median[0]) <= 3 and abs(s[1] - median[1]) <= 1
-              and all(abs(s[i] - median[i]) <= 0.4 * median[i] for i in (2, 3)))
-        verdicts.append((name, label, ok))
-        print(row(name, label, s, f"   {statistics.median(m):.1f}" if m else "") + ("   within" if ok else "   OUTSIDE"))
-    # Swipe by swipe against the first live run: where the two disagree on hit or miss.
-    steps = {s["swipe"]: s for s in lives[0]["swipes"]}
-    differ = [o["step"] for o in sim[name]["outcomes"] if (steps[o["step"]]["result"] == "hit") != o["hit"]]
-    print(f"{'':12} swipes where play run 1 and simulate differ on hit/miss: {differ or 'none'}")
-print("tolerance: hit rate ±3 points, TTFF p50 ±1 ms, TTFF p95 and p99 ±40 % of the live median")
-PY
+python3 scripts/policylab-trust-compare.py "$OUT" "$POLICIES" "$RUNS"

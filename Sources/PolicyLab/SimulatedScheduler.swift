@@ -167,7 +167,9 @@ extension SimulationEngine {
 
     /// PrefetchScheduler.pump: starts what ``PrefetchRules/jobsToStart(current:queued:laneBusy:)`` picks.
     mutating func pump() {
-        guard slots.values.contains(where: { $0.job.map { !$0.running } ?? false }) else { return }
+        // Nothing can start without a free lane or a queued job (which job goes where is the rules' decision).
+        guard lanes.contains(where: { $0 == nil }),
+              slots.values.contains(where: { $0.job.map { !$0.running } ?? false }) else { return }
         var queued: [PrefetchRules.Queued] = []
         for s in slots.values {
             if let job = s.job, !job.running { queued.append(.init(index: s.index, priority: s.wanted?.priority ?? 0)) }
@@ -227,8 +229,17 @@ extension SimulationEngine {
     /// order: the rules are not asked, which changes nothing but time.)
     mutating func evict(toFit bytes: Int, for s: SimSlot, incomingIsFirst: Bool) {
         guard slots.values.contains(where: { $0 !== s && ($0.bufferCount > 0 || $0.hasFirst) }) else { return }
-        let order = rules.evictionOrder(for: s.index, incomingIsFirst: incomingIsFirst, current: current,
+        // The order depends only on these four values; deliveries in a row usually ask the same question.
+        let key = EvictionKey(index: s.index, incomingIsFirst: incomingIsFirst, current: current,
+                              slotsVersion: slots.version)
+        let order: (buffered: [Int], first: [Int])
+        if let cached = evictionCache, cached.key == key {
+            order = cached.order
+        } else {
+            order = rules.evictionOrder(for: s.index, incomingIsFirst: incomingIsFirst, current: current,
                                         others: slots.keys)
+            evictionCache = (key, order)
+        }
         func over() -> Bool { !rules.fits(bytes, held: tally.decodedBytes) }
         func note(_ v: SimSlot) {
             tally.framesDropped += 1
@@ -286,4 +297,13 @@ extension SimulationEngine {
         pump()
         return true
     }
+}
+
+/// What ``PrefetchRules/evictionOrder(for:incomingIsFirst:current:others:)`` was last asked (the set of slots by its
+/// version).
+struct EvictionKey: Equatable {
+    var index: Int
+    var incomingIsFirst: Bool
+    var current: Int
+    var slotsVersion: Int
 }

@@ -32,6 +32,7 @@ struct SimulationEngine {
     var lanes: [SimJob?]
     var tally = SimCounters()
     var ratesDirty = true
+    var evictionCache: (key: EvictionKey, order: (buffered: [Int], first: [Int]))?
     var bandwidth = 0.0
 
     // The viewer.

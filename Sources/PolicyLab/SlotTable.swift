@@ -3,6 +3,8 @@
 struct SlotTable {
     private(set) var keys: [Int] = []
     private(set) var values: [SimSlot] = []
+    /// Changes whenever a slot is added or removed (memoized answers about the set of slots check it).
+    private(set) var version = 0
 
     subscript(index: Int) -> SimSlot? {
         get {
@@ -14,10 +16,12 @@ struct SlotTable {
                 if let newValue { values[i] = newValue } else {
                     keys.remove(at: i)
                     values.remove(at: i)
+                    version += 1
                 }
             } else if let newValue {
                 keys.append(index)
                 values.append(newValue)
+                version += 1
             }
         }
     }

@@ -10,8 +10,8 @@ let benchmarks: @Sendable () -> Void = {
     let scenario = Scenario.generated(model: .mixed, swipes: 100_000, seed: 7)
     let fastScrolling = Scenario.generated(model: .scroller, swipes: 100_000, seed: 7)
     let configuration = Benchmark.Configuration(metrics: [.wallClock, .peakMemoryResident], timeUnits: .milliseconds,
-                                                warmupIterations: 1, scalingFactor: .one, maxDuration: .seconds(60),
-                                                maxIterations: 5)
+                                                warmupIterations: 0, scalingFactor: .one, maxDuration: .seconds(60),
+                                                maxIterations: 3)
     for (label, setup) in [("mixed", scenario), ("scroller", fastScrolling)] {
         for policy in BuiltInPolicies.all {
             Benchmark("100,000 swipes, \(label), \(policy.name)", configuration: configuration) { benchmark in
