@@ -232,13 +232,12 @@ extension SimulationEngine {
         // The order depends only on these four values; deliveries in a row usually ask the same question.
         let key = EvictionKey(index: s.index, incomingIsFirst: incomingIsFirst, current: current,
                               slotsVersion: slots.version)
-        let order: (buffered: [Int], first: [Int])
-        if let cached = evictionCache, cached.key == key {
-            order = cached.order
-        } else {
-            order = rules.evictionOrder(for: s.index, incomingIsFirst: incomingIsFirst, current: current,
-                                        others: slots.keys)
-            evictionCache = (key, order)
+        if evictionKey != key {
+            let order = rules.evictionOrder(for: s.index, incomingIsFirst: incomingIsFirst, current: current,
+                                            others: slots.keys)
+            evictionBuffered = order.buffered.compactMap { slots[$0] }
+            evictionFirst = order.first.compactMap { slots[$0] }
+            evictionKey = key
         }
         func over() -> Bool { !rules.fits(bytes, held: tally.decodedBytes) }
         func note(_ v: SimSlot) {
@@ -246,16 +245,15 @@ extension SimulationEngine {
             v.starved = true
             if let job = v.job, job.running { cancel(job) }
         }
-        for index in order.buffered {
-            guard let v = slots[index] else { continue }
+        for v in evictionBuffered {
             while over(), v.bufferCount > 0 {
                 setBuffer(v, v.bufferCount - 1)
                 tally.decodedBytes -= v.frameBytes
                 note(v)
             }
         }
-        for index in order.first {
-            guard over(), let v = slots[index], v.hasFirst else { continue }
+        for v in evictionFirst {
+            guard over(), v.hasFirst else { continue }
             tally.decodedBytes -= v.firstBytes
             note(v)
             v.hasFirst = false
@@ -300,7 +298,7 @@ extension SimulationEngine {
 }
 
 /// What ``PrefetchRules/evictionOrder(for:incomingIsFirst:current:others:)`` was last asked (the set of slots by its
-/// version).
+/// version); the answer is kept as the slots themselves, which stay the same objects while the version does.
 struct EvictionKey: Equatable {
     var index: Int
     var incomingIsFirst: Bool

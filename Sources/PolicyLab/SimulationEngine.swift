@@ -32,7 +32,10 @@ struct SimulationEngine {
     var lanes: [SimJob?]
     var tally = SimCounters()
     var ratesDirty = true
-    var evictionCache: (key: EvictionKey, order: (buffered: [Int], first: [Int]))?
+    /// The last eviction order asked for, as slots (see `evict`).
+    var evictionKey: EvictionKey?
+    var evictionBuffered: [SimSlot] = []
+    var evictionFirst: [SimSlot] = []
     var bandwidth = 0.0
 
     // The viewer.

@@ -103,7 +103,7 @@ private func sample(_ name: String) -> String { samples.appendingPathComponent(n
             if case PolicyLabError.unreadableFile(let path, _) = error { return path == "/nonexistent/trace.csv" }
             return false
         }
-        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("policylab-empty-\(getpid()).csv")
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("policylab-empty-\(UUID().uuidString).csv")
         try "# nothing\ntime,action\n".write(to: empty, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: empty) }
         #expect(throws: PolicyLabError.emptyTrace(path: empty.path)) { try SwipeTrace.load(path: empty.path) }
@@ -120,7 +120,7 @@ private func sample(_ name: String) -> String { samples.appendingPathComponent(n
          "wrong type at \"items.Index 0.frameSeconds\""),
     ])
     func badProfile(json: String, reason: String) throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("policylab-profile-\(getpid()).json")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("policylab-profile-\(UUID().uuidString).json")
         try json.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
         #expect(throws: PolicyLabError.malformedProfile(path: file.path, reason: reason)) {
