@@ -56,8 +56,9 @@ public struct SwipeOutcome: Sendable, Codable, Equatable {
     /// The swipe's number, from 1, counting only moves to a different item (as `videofeed play` numbers them when
     /// every step moves).
     public var swipe: Int
-    /// The session step (from 1) and its action, e.g. `n`, `p`, `j4`.
+    /// The session step, from 1.
     public var step: Int
+    /// The step's action, e.g. `n`, `p`, `j4`.
     public var action: String
     /// The item swiped to.
     public var index: Int

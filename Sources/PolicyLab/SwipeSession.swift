@@ -37,6 +37,7 @@ public enum SwipeAction: Sendable, Hashable, CustomStringConvertible {
 public struct SwipeSession: Sendable, Equatable {
     /// One swipe and the time its item is then watched.
     public struct Step: Sendable, Equatable {
+        /// The swipe.
         public var action: SwipeAction
         /// Seconds the item is watched after its first frame is on screen.
         public var watch: Double

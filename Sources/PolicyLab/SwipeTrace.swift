@@ -17,6 +17,7 @@ public enum SwipeTrace {
 
     /// One line of a trace.
     public struct Entry: Sendable, Equatable {
+        /// Seconds from the session start.
         public var time: Double
         /// Nil for `end`.
         public var action: SwipeAction?

@@ -80,7 +80,9 @@ public struct PrefetchRules: Sendable, Hashable {
 
     /// One queued job as the start rule sees it.
     public struct Queued: Sendable, Hashable {
+        /// The item.
         public var index: Int
+        /// Its wanted request's priority (higher runs first).
         public var priority: Int
         /// A queued job of a slot.
         public init(index: Int, priority: Int) {
@@ -91,7 +93,9 @@ public struct PrefetchRules: Sendable, Hashable {
 
     /// The item on screen as the start rule sees it.
     public struct CurrentState: Sendable, Hashable {
+        /// The item on screen.
         public var index: Int
+        /// Whether its first frame is held.
         public var hasFirstFrame: Bool
         /// Whether its job is queued (not yet running) and whether one is running.
         public var jobQueued: Bool
