@@ -7,7 +7,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := libavformat-dev libavcodec-dev libswscale-dev libavutil-dev pkg-config ffmpeg
 BENCH_TOOLS  := hyperfine ffmpegthumbnailer
 
-.PHONY: all deps bench-deps build release demo test test-sanitizers fixtures conformance bench clean help
+.PHONY: all deps bench-deps build release demo test test-sanitizers fixtures conformance bench policylab clean help
 
 all: build
 
@@ -19,7 +19,9 @@ help:
 	@echo "make build|release   debug or release build of the package"
 	@echo "make fixtures        regenerate Fixtures/ with the ffmpeg CLI (and the golden framemd5 files)"
 	@echo "make conformance     compare our framemd5 with ffmpeg's over ../shared/media (DIR=... to change)"
-	@echo "make bench           decode benchmarks (ordo-one/benchmark, hyperfine) and the thumbnail batch comparison"
+	@echo "make bench           decode benchmarks (ordo-one/benchmark, hyperfine), the thumbnail batch comparison and"
+	@echo "                     PolicyLab's simulation speed"
+	@echo "make policylab       PolicyLab's pictures (docs/policylab-*.svg) and its trust experiment against videofeed play"
 
 # Installs the FFmpeg development packages and the ffmpeg CLI when any is missing.
 deps:
@@ -70,8 +72,14 @@ conformance: release
 bench: bench-deps release
 	bash Fixtures/generate.sh --bench
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target MediaDecode
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target PolicyLabSimulate
 	bash Benchmarks/compare-decode.sh
 	bash Benchmarks/compare-thumbs.sh
+
+# PolicyLab: the policy comparison pictures in docs/, then the simulator against the live engine (docs/policylab.md).
+policylab: release
+	python3 scripts/policylab-plot.py --bin $$($(SWIFT) build -c release --show-bin-path)/videofeed
+	bash scripts/policylab-trust.sh
 
 clean:
 	rm -rf .build .build-* $(DEMO_OUT)

@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Prefetch", targets: ["Prefetch"]),
         .library(name: "FeedPlayer", targets: ["FeedPlayer"]),
         .library(name: "Thumbnails", targets: ["Thumbnails"]),
+        .library(name: "PolicyLab", targets: ["PolicyLab"]),
         .executable(name: "videofeed", targets: ["videofeed"]),
     ],
     dependencies: [
@@ -29,6 +30,7 @@ let package = Package(
         .target(name: "Prefetch"),
         .target(name: "FeedPlayer", dependencies: ["Feed", "Media", "Prefetch"]),
         .target(name: "Thumbnails", dependencies: ["Media", "Feed"]),
+        .target(name: "PolicyLab", dependencies: ["Prefetch"]),
         .executableTarget(
             name: "videofeed",
             dependencies: [
@@ -37,6 +39,7 @@ let package = Package(
                 "Prefetch",
                 "FeedPlayer",
                 "Thumbnails",
+                "PolicyLab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -49,6 +52,7 @@ let package = Package(
         ),
         .testTarget(name: "PrefetchTests", dependencies: ["Prefetch", "TestSupport"]),
         .testTarget(name: "FeedPlayerTests", dependencies: ["FeedPlayer", "Feed", "Media", "Prefetch", "TestSupport"]),
+        .testTarget(name: "PolicyLabTests", dependencies: ["PolicyLab", "Prefetch"], exclude: ["Samples"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "Media", "Feed", "TestSupport"]),
         .testTarget(name: "videofeedTests", dependencies: ["videofeed", "Media", "TestSupport"]),
     ],

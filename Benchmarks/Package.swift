@@ -32,6 +32,16 @@ let package = Package(
             path: "Benchmarks/FeedPlayerSwipe",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "PolicyLabSimulate",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "PolicyLab", package: "VideoFeedEngine"),
+                .product(name: "Prefetch", package: "VideoFeedEngine"),
+            ],
+            path: "Benchmarks/PolicyLabSimulate",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
         // The bare-loop baseline of compare-thumbs.sh (a plain executable, not an ordo-one benchmark).
         .executableTarget(
             name: "ThumbsLoop",

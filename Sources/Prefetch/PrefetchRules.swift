@@ -62,10 +62,13 @@ public struct PrefetchRules: Sendable, Hashable {
     }
 
     /// How many buffered frames, from the newest, a lowered buffered target drops: frames whose removal still leaves
-    /// at least `target` seconds. `durations` are the buffered frames' durations, oldest first.
+    /// at least `target` seconds. `durations` are the buffered frames' durations, oldest first. (Inlinable so that
+    /// callers get it specialized for their collection.)
+    @inlinable
     public static func framesOverTarget<C: BidirectionalCollection>(_ durations: C, target: Double) -> Int
     where C.Element == Double {
-        var total = durations.reduce(0, +)
+        var total = 0.0
+        for d in durations { total += d }
         var count = 0
         for d in durations.reversed() {
             guard total - d >= target else { break }
@@ -77,7 +80,9 @@ public struct PrefetchRules: Sendable, Hashable {
 
     /// One queued job as the start rule sees it.
     public struct Queued: Sendable, Hashable {
+        /// The item.
         public var index: Int
+        /// Its wanted request's priority (higher runs first).
         public var priority: Int
         /// A queued job of a slot.
         public init(index: Int, priority: Int) {
@@ -88,7 +93,9 @@ public struct PrefetchRules: Sendable, Hashable {
 
     /// The item on screen as the start rule sees it.
     public struct CurrentState: Sendable, Hashable {
+        /// The item on screen.
         public var index: Int
+        /// Whether its first frame is held.
         public var hasFirstFrame: Bool
         /// Whether its job is queued (not yet running) and whether one is running.
         public var jobQueued: Bool
@@ -159,12 +166,16 @@ public struct PrefetchRules: Sendable, Hashable {
     public func evictionOrder(for index: Int, incomingIsFirst: Bool, current: Int,
                               others: [Int]) -> (buffered: [Int], first: [Int]) {
         let mine = distance(index, from: current)
-        let order = others.filter { $0 != index }.sorted {
-            let a = distance($0, from: current), b = distance($1, from: current)
-            return a != b ? a > b : $0 > $1
+        var order: [(distance: Int, index: Int)] = []
+        order.reserveCapacity(others.count)
+        for other in others where other != index { order.append((distance(other, from: current), other)) }
+        order.sort { $0.distance != $1.distance ? $0.distance > $1.distance : $0.index > $1.index }
+        var buffered: [Int] = [], first: [Int] = []
+        for entry in order {
+            let farther = entry.distance > mine
+            if incomingIsFirst || farther { buffered.append(entry.index) }
+            if incomingIsFirst && farther { first.append(entry.index) }
         }
-        let buffered = order.filter { incomingIsFirst || distance($0, from: current) > mine }
-        let first = incomingIsFirst ? order.filter { distance($0, from: current) > mine } : []
         return (buffered, first)
     }
 }

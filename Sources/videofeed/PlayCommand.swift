@@ -3,6 +3,7 @@ import Feed
 import FeedPlayer
 import Foundation
 import Media
+import PolicyLab
 import Prefetch
 
 /// `videofeed play [SOURCE]`: the feed engine headless, driven by a swipe script or random swipes.
@@ -24,6 +25,9 @@ struct PlayCommand: ParsableCommand {
 
     @Option(help: "Random swipes instead of a script: how many.")
     var random: Int?
+
+    @Option(help: "Replay a swipe trace (CSV or JSON Lines, as `videofeed simulate --trace`): its gaps are the watch times.")
+    var trace: String?
 
     @Option(help: "Seed for --random and the dwell times.")
     var seed: UInt64 = 1
@@ -59,7 +63,9 @@ struct PlayCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
-        if swipes != nil && random != nil { throw ValidationError("give either --swipes or --random") }
+        if [swipes != nil, random != nil, trace != nil].filter({ $0 }).count > 1 {
+            throw ValidationError("give only one of --swipes, --random and --trace")
+        }
         if let random, random < 1 { throw ValidationError("--random must be at least 1") }
         if BuiltInPolicies.named(policy) == nil { throw ValidationError("unknown policy '\(policy)'") }
         if SwipeScript.bytes(budget) == nil { throw ValidationError("--budget: give e.g. 256MiB, 64M or a byte count") }
@@ -104,7 +110,17 @@ struct PlayCommand: ParsableCommand {
         let chosen = BuiltInPolicies.named(policy)!
         let player = FeedPlayer(feed: items, policy: chosen, configuration: configuration)
         var rng = SplitMix64(seed: seed)
-        let actions = swipes.flatMap(SwipeScript.parse)
+        // A trace gives the swipes and the watch time after each one; otherwise the dwell range does.
+        var session: SwipeSession?
+        if let trace {
+            do {
+                session = try SwipeTrace.load(path: trace)
+            } catch {
+                Console.error("play: \(error)")
+                throw ExitCode(1)
+            }
+        }
+        let actions = session.map { $0.steps.map { SwipeAction($0.action) } } ?? swipes.flatMap(SwipeScript.parse)
             ?? SwipeScript.random(count: random ?? 10, feedLength: items.count, rng: &rng)
         if let dump { try FileManager.default.createDirectory(atPath: dump, withIntermediateDirectories: true) }
 
@@ -112,14 +128,14 @@ struct PlayCommand: ParsableCommand {
         _ = player.waitForFirstFrame(of: 0, timeout: Double(waitMilliseconds) / 1000)
         let dwellRange = SwipeScript.range(dwell)!
         // The first item is watched for a dwell too before the first swipe, as a viewer would.
-        func dwellOnCurrent() {
-            let session = player.play { _ in }
-            let dwellMs = dwellRange.lowerBound + Int(rng.next() % UInt64(dwellRange.count))
-            Thread.sleep(forTimeInterval: Double(dwellMs) / 1000)
-            session.stop()
-            session.wait(timeout: 5)
+        func dwellOnCurrent(_ watch: Double?) {
+            let playback = player.play { _ in }
+            let seconds = watch ?? Double(dwellRange.lowerBound + Int(rng.next() % UInt64(dwellRange.count))) / 1000
+            Thread.sleep(forTimeInterval: seconds)
+            playback.stop()
+            playback.wait(timeout: 5)
         }
-        dwellOnCurrent()
+        dwellOnCurrent(session?.initialWatch)
         var records: [SwipeRecord] = []
         for (n, action) in actions.enumerated() {
             let started = DispatchTime.now().uptimeNanoseconds
@@ -163,7 +179,7 @@ struct PlayCommand: ParsableCommand {
             }
             records.append(record)
             // Dwell: the current item plays while the window around it is prefetched; the next swipe stops it.
-            dwellOnCurrent()
+            dwellOnCurrent(session?.steps[n].watch)
         }
         let metrics = player.metrics
         player.shutdown()

@@ -1,7 +1,18 @@
+import PolicyLab
+
 /// One swipe of a `play` script.
 enum SwipeAction: Equatable {
     case next, previous
     case jump(Int)
+
+    /// The same swipe as a PolicyLab trace spells it.
+    init(_ action: PolicyLab.SwipeAction) {
+        switch action {
+        case .next: self = .next
+        case .previous: self = .previous
+        case .jump(let i): self = .jump(i)
+        }
+    }
 
     var text: String {
         switch self {

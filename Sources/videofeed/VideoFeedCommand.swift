@@ -7,6 +7,6 @@ struct VideoFeedCommand: ParsableCommand {
         commandName: "videofeed",
         abstract: "VideoFeedEngine's headless tools: probe media, dump frames, list feeds, play a feed headless, make thumbnails, run the demo job.",
         subcommands: [ProbeCommand.self, DumpCommand.self, FeedCommand.self, PlayCommand.self, ThumbsCommand.self,
-                      DemoCommand.self]
+                      SimulateCommand.self, DemoCommand.self]
     )
 }

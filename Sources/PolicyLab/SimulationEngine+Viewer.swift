@@ -1,0 +1,157 @@
+import Prefetch
+
+/// The viewer half: FeedPlayer's moves and metrics, and its headless playback, driven by the session.
+extension SimulationEngine {
+    /// FeedPlayer.move: one step of the session.
+    mutating func swipe(_ step: Int) {
+        let action = scenario.session.steps[step].action
+        let target = action.target(from: current, length: scenario.feedLength, wraps: scenario.wraps)
+        let isSwipe = target != current
+        if isSwipe {
+            history.append(Swipe(time: now, from: current, to: target))
+            if history.count > 32 { history.removeFirst(history.count - 32) }
+            metrics.swipes += 1
+            generation += 1
+            endPlayback()
+        }
+        apply(current: target)
+        let hit = slots[target]?.hasFirst == true
+        if isSwipe && scenario.recordsSwipes {
+            outcomes.append(SwipeOutcome(swipe: metrics.swipes, step: step + 1, action: action.description,
+                                         index: target, hit: hit, timeToFirstFrameMs: hit ? 0 : nil, time: now))
+        }
+        if hit {
+            if isSwipe {
+                metrics.hits += 1
+                countShownFirst(target)
+                ttff.append(0)
+                startPlayback()
+            }
+            watch(after: step)
+        } else {
+            if isSwipe { metrics.misses += 1 }
+            pendingFirst = (target, now, isSwipe, step)
+        }
+        pump()  // "new work starts after a swipe's call has returned": at the same virtual instant
+    }
+
+    /// The current item's first frame arrived (PrefetchScheduler's `.reached(.firstFrame)` event).
+    mutating func firstFrameArrived(_ index: Int) {
+        guard let pending = pendingFirst, pending.index == index, index == current else { return }
+        pendingFirst = nil
+        if pending.isSwipe {
+            ttff.append((now - pending.since) * 1000)
+            if scenario.recordsSwipes { outcomes[outcomes.count - 1].timeToFirstFrameMs = ttff[ttff.count - 1] }
+            countShownFirst(index)
+        }
+        startPlayback()
+        watch(after: pending.step)
+    }
+
+    private mutating func countShownFirst(_ index: Int) {
+        metrics.framesShown += 1
+        shownBytes += table.frameBytes[index]
+    }
+
+    /// The viewer watches the item now on screen, then takes the next step (or ends the session).
+    private mutating func watch(after step: Int) {
+        let session = scenario.session
+        let watch = step < 0 ? session.initialWatch : session.steps[step].watch
+        if step + 1 < session.steps.count {
+            events.push(.swipe(step + 1), at: now + watch)
+        } else {
+            events.push(.end, at: now + watch)
+        }
+    }
+
+    // MARK: - Playback (FeedPlayer.runPlayback at speed 1)
+
+    /// A swipe (or the end of the session) stops playback; a stall still going on counts until now.
+    mutating func endPlayback() {
+        if let since = stalledSince { metrics.stallSeconds += now - since }
+        playing = false
+        stalledSince = nil
+    }
+
+    /// The first frame is on screen now; the next frame falls due one frame later.
+    mutating func startPlayback() {
+        playing = true
+        stalledSince = nil
+        origin = now
+        elapsed = slots[current]?.frameDuration ?? 0
+        events.push(.playbackTick(generation: generation), at: origin + elapsed)
+    }
+
+    /// A playback frame of the current item falls due (or a late one arrived during a stall).
+    mutating func playbackTick() {
+        guard let s = slots[current] else { return beginStall() }
+        if fastForward && stalledSince == nil { fastForwardPlayback(s) }
+        guard takeBufferedFrame(current) else { return beginStall() }
+        if let since = stalledSince {
+            origin += now - since
+            metrics.stallSeconds += now - since
+            stalledSince = nil
+        }
+        metrics.framesShown += 1
+        shownBytes += s.frameBytes
+        elapsed += s.frameDuration
+        events.push(.playbackTick(generation: generation), at: origin + elapsed)
+    }
+
+    private mutating func beginStall() {
+        guard stalledSince == nil else { return }
+        stalledSince = now
+        metrics.stalls += 1
+    }
+
+    /// A buffered frame arrived; a stalled playback takes it now.
+    mutating func bufferedFrameArrived(_ index: Int) {
+        if playing, stalledSince != nil, index == current {
+            events.push(.playbackTick(generation: generation), at: now)
+        }
+    }
+
+    /// Steady playback, skipped exactly. When the current item's buffer is full, nothing else is queued or running
+    /// and no other slot needs work, each frame period repeats the same cycle: playback takes a frame, the refill job
+    /// starts alone on the lane kept for the current item, decodes one frame with a whole core in `frameSeconds`
+    /// (shorter than the period), delivers it, is done. The state after a period equals the state before, except
+    /// counters and the decoder's position. So periods that end before the next event are applied as counter
+    /// increments — the same arithmetic the step-by-step path does, in the same order — and the tick of the first
+    /// period that does not fit is simulated normally. A test checks that results are identical with and without.
+    private mutating func fastForwardPlayback(_ s: SimSlot) {
+        guard s.hasFirst, s.job == nil, case .buffered(let target)? = s.wanted?.stage,
+              s.stage == .buffered(seconds: target), let handle = s.handle, handle.decoderOpen,
+              s.bufferCount > 0 else { return }
+        let frameSeconds = table.frameSeconds[current]
+        guard frameSeconds < s.frameDuration, lanes.allSatisfy({ $0 == nil }) else { return }
+        for slot in slots.values where slot.job != nil || needsWork(slot) { return }
+        // Taking one frame must make the slot need exactly the one frame that refills it.
+        let short = table.seconds(s.bufferCount - 1, of: current)
+        guard short < target else { return }
+        let bufferedAtStart = short
+        guard PrefetchRules.jobNeedsMore(target: .buffered(seconds: target), hadFirstFrame: true,
+                                         bufferedAtStart: bufferedAtStart, delivered: 1,
+                                         deliveredSeconds: s.frameDuration, stopped: false) == false else { return }
+        let limit = events.nextTime ?? .infinity
+        let perLoop = table.framesPerLoop[current]
+        let downloadedFrames = scenario.network == nil ? Int.max
+            : Int((handle.downloadedSeconds * table.frameRate[current] + 1e-9).rounded(.down))
+        // This tick's period: take at `now`, refill done at now + frameSeconds; the next tick at origin + elapsed + d.
+        while true {
+            let position = handle.frameInLoop
+            guard position >= 1, position + 1 < perLoop, position + 1 <= downloadedFrames else { break }
+            let nextTick = origin + elapsed + s.frameDuration
+            guard nextTick < limit, now + frameSeconds < limit else { break }
+            // The period, as the step-by-step path would count it.
+            tally.jobsStarted += 1
+            tally.framesDecoded += 1
+            tally.framesDelivered += 1
+            decodedBytesTotal += s.frameBytes
+            metrics.framesShown += 1
+            shownBytes += s.frameBytes
+            handle.frameInLoop += 1
+            elapsed += s.frameDuration
+            now = origin + elapsed
+        }
+    }
+}

@@ -1,0 +1,206 @@
+import Prefetch
+
+/// One simulated run of one policy over one scenario: a discrete-event simulation in virtual time.
+///
+/// Timed events (swipes, playback frames falling due, bandwidth changes) wait in an ``EventQueue``; the work on the
+/// lanes is fluid — each running step has work left (CPU seconds, bytes, or seconds of waiting) and a rate: CPU
+/// steps share the cores by weight as Linux shares them between the lanes' nice levels (the lane kept for the item on
+/// screen at nice 5 weighs 335, background lanes at nice 10 weigh 110; no thread gets more than one core), downloads
+/// share the bandwidth equally. The loop always advances to whichever comes first, the next event or the next step
+/// to finish. Single-threaded and deterministic: the same scenario gives the same numbers.
+struct SimulationEngine {
+    let scenario: Scenario
+    let policy: any PrefetchPolicy
+    let rules: PrefetchRules
+    let items: FeedItems
+    /// Skip steady playback analytically (exactly: see `fastForwardPlayback`). Off only to test that it is exact.
+    let fastForward: Bool
+
+    enum Event {
+        case swipe(Int)
+        case end
+        case playbackTick(generation: Int)
+        case bandwidthChange
+    }
+
+    var events = EventQueue<Event>()
+    var now = 0.0
+    var current = 0
+    var history: [Swipe] = []
+    var slots = SlotTable()
+    var table: ItemTable
+    var lanes: [SimJob?]
+    var tally = SimCounters()
+    var ratesDirty = true
+    /// The last eviction order asked for, as slots (see `evict`).
+    var evictionKey: EvictionKey?
+    var evictionBuffered: [SimSlot] = []
+    var evictionFirst: [SimSlot] = []
+    var bandwidth = 0.0
+
+    // The viewer.
+    var pendingFirst: (index: Int, since: Double, isSwipe: Bool, step: Int)?
+    var metrics: SimulationMetrics
+    var ttff: [Double] = []
+    var outcomes: [SwipeOutcome] = []
+    var shownBytes = 0
+    var finished = false
+
+    // Playback of the current item (FeedPlayer.runPlayback).
+    var generation = 0
+    var playing = false
+    var origin = 0.0
+    var elapsed = 0.0
+    var stalledSince: Double?
+
+    init(scenario: Scenario, policy: any PrefetchPolicy, items: FeedItems, fastForward: Bool) {
+        self.scenario = scenario
+        self.policy = policy
+        self.items = items
+        self.fastForward = fastForward
+        rules = PrefetchRules(workers: scenario.workers, budget: scenario.budget,
+                              keepHandlesWithin: scenario.keepHandlesWithin, feedLength: scenario.feedLength,
+                              wraps: scenario.wraps)
+        lanes = Array(repeating: nil, count: rules.workers + 1)
+        table = ItemTable(items: items, costs: scenario.costs)
+        metrics = SimulationMetrics(policy: policy.name)
+        metrics.memoryBudget = scenario.budget
+    }
+
+    /// Runs the session to its end and returns the metrics.
+    mutating func run() -> SimulationMetrics {
+        if let network = scenario.network {
+            let r = network.bandwidth.rate(at: 0)
+            bandwidth = r.bitsPerSecond
+            if r.changesAt.isFinite { events.push(.bandwidthChange, at: r.changesAt) }
+        }
+        // FeedPlayer.start(at: 0): the first screen, not a swipe.
+        apply(current: 0)
+        pendingFirst = (0, 0, false, -1)
+        pump()
+        while !finished {
+            if ratesDirty { updateRates() }
+            var nextJob: SimJob?
+            var jobTime = Double.infinity
+            for case let job? in lanes where job.rate > 0 {
+                let t = now + job.remaining / job.rate
+                if t < jobTime {
+                    jobTime = t
+                    nextJob = job
+                }
+            }
+            let eventTime = events.nextTime ?? .infinity
+            if let job = nextJob, jobTime <= eventTime {
+                advance(to: jobTime, completing: job)
+                stepFinished(job)
+            } else if let (time, event) = events.pop() {
+                advance(to: time, completing: nil)
+                handle(event)
+            } else {
+                break  // nothing left to happen (cannot occur: the session's end is always scheduled)
+            }
+        }
+        return summary()
+    }
+
+    private mutating func advance(to time: Double, completing: SimJob?) {
+        let dt = time - now
+        if dt > 0 {
+            for case let job? in lanes where job !== completing {
+                job.remaining = max(0, job.remaining - job.rate * dt)
+            }
+            now = time
+        }
+        completing?.remaining = 0
+    }
+
+    private mutating func handle(_ event: Event) {
+        switch event {
+        case .swipe(let step): swipe(step)
+        case .end:
+            endPlayback()
+            finished = true
+        case .playbackTick(let g): if g == generation && playing { playbackTick() }
+        case .bandwidthChange:
+            guard let network = scenario.network else { return }
+            let r = network.bandwidth.rate(at: now)
+            bandwidth = r.bitsPerSecond
+            ratesDirty = true
+            if r.changesAt.isFinite { events.push(.bandwidthChange, at: max(r.changesAt, now)) }
+        }
+    }
+
+    /// Water-filling of the cores by weight (at most one core a thread), then equal shares of the bandwidth.
+    /// ``Scenario/backgroundLoad`` adds that many nice-0 threads of other work (fractional: the last one partly).
+    private mutating func updateRates() {
+        ratesDirty = false
+        var downloads = 0
+        var cpuWeight = 0.0
+        for case let job? in lanes {
+            switch job.kind {
+            case .cpu: cpuWeight += weight(job)
+            case .download: downloads += 1
+            case .wait: job.rate = 1
+            }
+        }
+        if cpuWeight > 0 {
+            // Threads in order of weight: other work (1024) first, then the lane kept for the item on screen (335),
+            // then background lanes (110). The heaviest take a whole core while their fair share exceeds one.
+            var capacity = Double(scenario.cores)
+            var other = scenario.backgroundLoad
+            var total = cpuWeight + other * 1024
+            while other > 0, capacity > 0, 1024 * capacity / total >= 1 {
+                let share = min(other, 1)
+                capacity -= share
+                total -= share * 1024
+                other -= share
+            }
+            var capped: [ObjectIdentifier] = []
+            while true {
+                var heaviest: SimJob?
+                for case let job? in lanes where job.kind == .cpu && !capped.contains(ObjectIdentifier(job)) {
+                    if heaviest == nil || weight(job) > weight(heaviest!) { heaviest = job }
+                }
+                guard let top = heaviest else { break }
+                guard capacity > 0, total > 0, weight(top) * capacity / total >= 1 else {
+                    for case let job? in lanes where job.kind == .cpu && !capped.contains(ObjectIdentifier(job)) {
+                        job.rate = total > 0 ? max(0, weight(job) * capacity / total) : 0
+                    }
+                    break
+                }
+                top.rate = 1
+                capped.append(ObjectIdentifier(top))
+                capacity -= 1
+                total -= weight(top)
+            }
+        }
+        if downloads > 0 {
+            let share = bandwidth / 8 / Double(downloads)
+            for case let job? in lanes where job.kind == .download { job.rate = share }
+        }
+    }
+
+    /// Linux's CFS weight of the job's lane: nice 5 (the lane kept for the item on screen) 335, nice 10 110.
+    private func weight(_ job: SimJob) -> Double { job.lane == rules.urgentLane ? 335 : 110 }
+
+    private mutating func summary() -> SimulationMetrics {
+        var m = metrics
+        let sorted = ttff.sorted()
+        m.timeToFirstFrameP50 = SimulationMetrics.percentile(sorted, 0.50)
+        m.timeToFirstFrameP95 = SimulationMetrics.percentile(sorted, 0.95)
+        m.timeToFirstFrameP99 = SimulationMetrics.percentile(sorted, 0.99)
+        m.timeToFirstFrameMean = sorted.isEmpty ? 0 : sorted.reduce(0, +) / Double(sorted.count)
+        m.framesDecoded = tally.framesDecoded
+        m.wastedFrames = max(0, tally.framesDecoded - m.framesShown)
+        m.wastedBytes = max(0, decodedBytesTotal - shownBytes)
+        m.cancellations = tally.cancelledBeforeStart + tally.cancelledWhileRunning
+        m.jobsStarted = tally.jobsStarted
+        m.peakDecodedBytes = tally.peakDecodedBytes
+        m.virtualSeconds = now
+        if scenario.recordsSwipes { m.outcomes = outcomes }
+        return m
+    }
+
+    /// Bytes of every frame decoded.
+    var decodedBytesTotal = 0
+}

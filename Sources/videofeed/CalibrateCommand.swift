@@ -1,0 +1,116 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Media
+import PolicyLab
+
+/// `videofeed simulate calibrate FILES... --out profile.json`: measures the Media layer on this machine, step by step
+/// as FeedPlayer's preparer runs it, and writes a PolicyLab cost profile.
+struct CalibrateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "calibrate",
+        abstract: "Measure open, decoder open, first-frame and per-frame costs on real files into a cost profile.",
+        discussion: """
+        For each file, each run opens and probes it, opens a one-thread decoder and a converter to the display \
+        size and format (as FeedPlayer does), decodes and converts the first frame, then --frames more; the \
+        profile holds each step's median over --runs runs, the bytes of a converted frame, the frame rate, the \
+        duration and the file size. Run it on a quiet machine.
+        """
+    )
+
+    @Argument(help: "Media files to measure; the profile's items follow their order (item i of a feed costs file i mod count).")
+    var files: [String]
+
+    @Option(help: "Where to write the profile JSON.")
+    var out: String
+
+    @Option(help: "Display box WxH the frames are fitted into, as FeedPlayer's displaySize.")
+    var size: Size = Size(width: 720, height: 1280)
+
+    @Option(name: .customLong("pix-fmt"), help: "Display pixel format, as FeedPlayer's pixelFormat.")
+    var pixelFormat: PixelFormat = .bgra
+
+    @Option(help: "Frames decoded after the first in each run, for the per-frame cost.")
+    var frames: Int = 60
+
+    @Option(help: "Runs per file; each step's median is kept.")
+    var runs: Int = 5
+
+    func validate() throws {
+        if files.isEmpty { throw ValidationError("give at least one media file") }
+        if frames < 1 { throw ValidationError("--frames must be at least 1") }
+        if runs < 1 { throw ValidationError("--runs must be at least 1") }
+    }
+
+    func run() throws {
+        var items: [ItemCosts] = []
+        for path in files {
+            do {
+                items.append(try measure(path))
+            } catch {
+                Console.error("\(path): calibrate failed: \(Console.describe(error))")
+                throw ExitCode(1)
+            }
+        }
+        let profile = CostProfile(
+            source: "videofeed simulate calibrate on \(ProcessInfo.processInfo.hostName), "
+                + "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(runs) runs, median",
+            display: "\(size.width)x\(size.height) \(pixelFormat)", items: items)
+        do {
+            try profile.json().write(to: URL(fileURLWithPath: out), options: .atomic)
+        } catch {
+            Console.error("\(out): cannot write the profile: \(error.localizedDescription)")
+            throw ExitCode(1)
+        }
+        for item in items {
+            Console.out(String(format: "%@: open %.2f ms, decoder %.2f ms, first frame %.2f ms, frame %.2f ms, %d bytes/frame, %.2f fps\n",
+                               item.name, item.openSeconds * 1000, item.decoderOpenSeconds * 1000,
+                               item.firstFrameSeconds * 1000, item.frameSeconds * 1000, item.bytesPerFrame,
+                               item.frameRate))
+        }
+        Console.out("wrote \(out)\n")
+    }
+
+    private static func clock() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    /// Median of each step over the runs.
+    private func measure(_ path: String) throws -> ItemCosts {
+        var open: [Double] = [], decoderOpen: [Double] = [], first: [Double] = [], perFrame: [Double] = []
+        var bytes = 0, rate = 30.0, duration: Double?
+        for _ in 0..<runs {
+            var t = Self.clock()
+            let file = try MediaFile(path: path)
+            open.append(Self.clock() - t)
+            t = Self.clock()
+            let decoder = try VideoDecoder(file: file, options: DecoderOptions(threadCount: 1))
+            let converter = FrameConverter(pixelFormat: pixelFormat, fittingIn: size,
+                                           orientation: decoder.stream.orientation)
+            decoderOpen.append(Self.clock() - t)
+            t = Self.clock()
+            guard let frame = try decoder.nextFrame() else {
+                throw MediaError(.invalidData, operation: "decode", item: file.item, message: "no frame")
+            }
+            let image = try converter.convert(frame)
+            first.append(Self.clock() - t)
+            bytes = image.bytes.count
+            rate = decoder.stream.averageFrameRate.value ?? frame.duration.map { 1 / $0 } ?? 30
+            duration = file.info.duration
+            t = Self.clock()
+            var decoded = 0
+            while decoded < frames, let next = try decoder.nextFrame() {
+                _ = try converter.convert(next)
+                decoded += 1
+            }
+            if decoded > 0 { perFrame.append((Self.clock() - t) / Double(decoded)) }
+        }
+        func median(_ v: [Double]) -> Double {
+            let s = v.sorted()
+            return s.isEmpty ? 0 : s[s.count / 2]
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        return ItemCosts(name: (path as NSString).lastPathComponent, openSeconds: median(open),
+                         decoderOpenSeconds: median(decoderOpen), firstFrameSeconds: median(first),
+                         frameSeconds: perFrame.isEmpty ? median(first) : median(perFrame), bytesPerFrame: bytes,
+                         frameRate: rate, duration: duration, sizeBytes: size)
+    }
+}

@@ -1,0 +1,153 @@
+import ArgumentParser
+import Foundation
+import PolicyLab
+import Prefetch
+
+/// `videofeed simulate`: PolicyLab — prefetch policies in virtual time, and `simulate calibrate` for cost profiles.
+struct SimulateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulate",
+        abstract: "Compare prefetch policies in virtual time (PolicyLab), or calibrate costs on real decoding.",
+        subcommands: [SimulateRunCommand.self, CalibrateCommand.self],
+        defaultSubcommand: SimulateRunCommand.self
+    )
+}
+
+/// `videofeed simulate [options]`: the comparison table.
+struct SimulateRunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Simulate policies over a swipe model or a trace and print a comparison table.",
+        discussion: """
+        Every policy faces the same session: swipes drawn from --model with --seed, or replayed from --trace. \
+        Costs come from --costs (made by `videofeed simulate calibrate`) or the built-in profile. The same options \
+        and seed always give the same numbers. See docs/policylab.md.
+        """
+    )
+
+    @Option(help: "Comma-separated policies: window, forwardN (e.g. forward2), tiktokLike, staged, swipeAware.")
+    var policies: String = "window,forward2,tiktokLike,staged,swipeAware"
+
+    @Option(help: "Swipes drawn from the model (ignored with --trace).")
+    var swipes: Int = 10_000
+
+    @Option(help: "Seed of the swipe model and the item durations.")
+    var seed: UInt64 = 1
+
+    @Option(help: "Swipe model: mixed, patient or scroller, optionally with key=value overrides, e.g. \"scroller,back=0.1\".")
+    var model: String = "mixed"
+
+    @Option(help: "Replay a recorded session: CSV or JSON Lines of time and action (n, p, jN, index, end).")
+    var trace: String?
+
+    @Option(help: "Cost profile JSON from `videofeed simulate calibrate` (default: the built-in profile).")
+    var costs: String?
+
+    @Option(help: "Background prefetch workers, as FeedPlayer's (one more lane is kept for the current item).")
+    var workers: Int = 2
+
+    @Option(help: "CPU cores the workers share (default: --workers).")
+    var cores: Int?
+
+    @Option(name: .customLong("background-load"), help: "Other work on the machine: this many busy nice-0 threads compete for the cores.")
+    var backgroundLoad: Double = 0
+
+    @Option(help: "Memory budget for decoded frames, e.g. 256MiB; a comma-separated list sweeps budgets.")
+    var budget: String = "256MiB"
+
+    @Option(help: "Items in the feed (default: enough that the session never reaches the end).")
+    var items: Int?
+
+    @Flag(help: "Wrap around: after the last item comes the first.")
+    var wrap = false
+
+    @Option(help: "Remote items over a network of this bandwidth (e.g. 4Mbps) or a bandwidth trace file (seconds,rate).")
+    var bandwidth: String?
+
+    @Option(help: "Round-trip time with --bandwidth, e.g. 80ms.")
+    var rtt: String = "80ms"
+
+    @Option(help: "Bitrate of items without a size in the profile, with --bandwidth, e.g. 2Mbps.")
+    var bitrate: String = "2Mbps"
+
+    @Option(name: .customLong("export-trace"), help: "Also write the session as a CSV trace to this file.")
+    var exportTrace: String?
+
+    @Flag(help: "Print JSON instead of a table.")
+    var json = false
+
+    @Flag(name: .customLong("swipe-log"), help: "With --json, list every swipe's outcome (item, hit, time to first frame).")
+    var swipeLog = false
+
+    @Flag(help: "Print CSV instead of a table.")
+    var csv = false
+
+    func validate() throws {
+        if json && csv { throw ValidationError("give either --json or --csv") }
+        if swipes < 1 { throw ValidationError("--swipes must be at least 1") }
+        if workers < 1 { throw ValidationError("--workers must be at least 1") }
+        if let cores, cores < 1 { throw ValidationError("--cores must be at least 1") }
+        if let items, items < 1 { throw ValidationError("--items must be at least 1") }
+        if !(backgroundLoad >= 0 && backgroundLoad.isFinite) { throw ValidationError("--background-load must be 0 or more") }
+        if budgets() == nil { throw ValidationError("--budget: give e.g. 256MiB, 64M or a byte count, or a comma-separated list") }
+    }
+
+    private func budgets() -> [Int]? {
+        let list = budget.split(separator: ",").map { SwipeScript.bytes(String($0)) }
+        guard !list.isEmpty, list.allSatisfy({ $0 != nil }) else { return nil }
+        return list.map { $0! }
+    }
+
+    func run() throws {
+        do {
+            let chosen = try PolicySimulator.policies(named: policies)
+            let swipeModel = try SwipeModel.parse(model)
+            let profile = try costs.map(CostProfile.load) ?? .builtIn
+            var scenario: Scenario
+            if let trace {
+                let session = try SwipeTrace.load(path: trace)
+                let length = items ?? session.highestIndex + 5
+                scenario = Scenario(session: session, feedLength: length, wraps: wrap, costs: profile,
+                                    durationModel: swipeModel, seed: seed)
+            } else {
+                scenario = .generated(model: swipeModel, swipes: swipes, seed: seed, feedLength: items, wraps: wrap,
+                                      costs: profile)
+            }
+            scenario.workers = workers
+            scenario.recordsSwipes = swipeLog
+            scenario.cores = cores ?? workers
+            scenario.backgroundLoad = backgroundLoad
+            if let bandwidth {
+                let schedule = FileManager.default.fileExists(atPath: bandwidth)
+                    ? try BandwidthSchedule.load(path: bandwidth)
+                    : BandwidthSchedule(constant: try NetworkModel.parseRate(bandwidth, option: "--bandwidth"))
+                scenario.network = NetworkModel(
+                    bandwidth: schedule, roundTrip: try NetworkModel.parseSeconds(rtt, option: "--rtt"),
+                    bitrate: try NetworkModel.parseRate(bitrate, option: "--bitrate"))
+            }
+            if let exportTrace {
+                try SwipeTrace.text(of: scenario.session, format: .csv)
+                    .write(toFile: exportTrace, atomically: true, encoding: .utf8)
+            }
+            var rows: [SimulationMetrics] = []
+            for bytes in budgets()! {
+                scenario.budget = bytes
+                rows += try PolicySimulator(scenario: scenario).compare(chosen)
+            }
+            let header = ComparisonTable.Header(
+                model: trace.map { "trace \($0)" } ?? swipeModel.name, swipes: scenario.session.steps.count,
+                seed: seed, costs: costs ?? "built-in", workers: scenario.workers, cores: scenario.cores,
+                network: bandwidth.map { "\($0), rtt \(rtt)" } ?? "local files", backgroundLoad: backgroundLoad)
+            if json {
+                Console.out(try ComparisonTable.json(rows, header: header))
+            } else if csv {
+                Console.out(ComparisonTable.csv(rows))
+            } else {
+                Console.out(ComparisonTable.text(rows, header: header))
+            }
+        } catch let error as PolicyLabError {
+            Console.error("simulate: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `videofeed simulate`, `simulate calibrate` and `play --trace`, run as a user runs them.
+@Suite struct SimulateCommandTests {
+    let cli = TestFixtures.cli
+    static let sampleTrace = TestFixtures.root.appendingPathComponent("Tests/PolicyLabTests/Samples/session.csv").path
+
+    @Test("the comparison table lists every policy, and the same seed prints the same numbers")
+    func table() throws {
+        let args = ["simulate", "--swipes", "300", "--seed", "7", "--csv"]
+        let a = try run(cli, args), b = try run(cli, args)
+        #expect(a.status == 0, "\(a.stderr)")
+        #expect(a.stdout == b.stdout)
+        let lines = a.stdout.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("policy,budget_mib,swipes,hit_rate,ttff_p50_ms") == true)
+        #expect(lines.dropFirst().map { $0.hasPrefix("\"") ? String($0.split(separator: "\"")[0]) : String($0.split(separator: ",")[0]) }
+                == ["window(2,2)", "forward2", "tiktokLike", "staged", "swipeAware"])
+        #expect(lines.allSatisfy { $0.replacingOccurrences(of: "\"window(2,2)\"", with: "w").split(separator: ",").count == 15 })
+        let other = try run(cli, ["simulate", "--swipes", "300", "--seed", "8", "--csv"])
+        #expect(other.stdout != a.stdout)
+        let text = try run(cli, ["simulate", "--swipes", "100", "--policies", "window,staged", "--budget", "64MiB,256MiB"])
+        #expect(text.status == 0)
+        #expect(text.stdout.contains("PolicyLab: 100 swipes, model mixed, seed 1"))
+        #expect(text.stdout.split(separator: "\n").filter { $0.hasPrefix("staged") }.count == 2)
+    }
+
+    @Test("--trace replays a trace; --json holds the scenario and one result per policy")
+    func traceJSON() throws {
+        let result = try run(cli, ["simulate", "--trace", Self.sampleTrace, "--items", "40", "--policies",
+                                   "window,forward2", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        let results = object?["results"] as? [[String: Any]]
+        #expect(results?.count == 2)
+        #expect(results?.first?["swipes"] as? Int == 57, "60 steps, three of them back from the first item or onto itself")
+    }
+
+    @Test("bad inputs: one line naming the item, exit 1", arguments: [
+        (["simulate", "--trace", "/nonexistent/t.csv"], "/nonexistent/t.csv: cannot read"),
+        (["simulate", "--costs", "/nonexistent/p.json"], "/nonexistent/p.json: cannot read"),
+        (["simulate", "--policies", "window,bogus"], "unknown policy 'bogus'"),
+        (["simulate", "--model", "impatient"], "--model: unknown model 'impatient'"),
+        (["simulate", "--bandwidth", "fast"], "--bandwidth: 'fast' is not a rate"),
+    ])
+    func badInputs(args: [String], message: String) throws {
+        let result = try run(cli, args)
+        #expect(result.status == 1)
+        #expect(result.stderr.hasPrefix("videofeed: simulate: ") && result.stderr.contains(message), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test("a malformed trace is named with its line; bad options are usage errors")
+    func malformedTraceAndOptions() throws {
+        let folder = try TestFixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let trace = folder.appendingPathComponent("t.csv")
+        try "time,action\n1.0,n\n2.0,sideways\n".write(to: trace, atomically: true, encoding: .utf8)
+        let result = try run(cli, ["simulate", "--trace", trace.path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("\(trace.path):3: malformed trace line: action 'sideways'"), "\(result.stderr)")
+        #expect(try run(cli, ["simulate", "--budget", "lots"]).status == 64)
+        #expect(try run(cli, ["simulate", "--json", "--csv"]).status == 64)
+        #expect(try run(cli, ["play", "--trace", trace.path, "--random", "3"]).status == 64)
+    }
+
+    @Test("calibrate measures a file into a profile simulate accepts")
+    func calibrate() throws {
+        let folder = try TestFixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let profile = folder.appendingPathComponent("profile.json").path
+        let result = try run(cli, ["simulate", "calibrate", TestFixtures.media("h264_portrait.mp4"),
+                                   "--out", profile, "--runs", "1", "--frames", "5", "--size", "180x320"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: profile))) as? [String: Any]
+        let item = (json?["items"] as? [[String: Any]])?.first
+        #expect(item?["name"] as? String == "h264_portrait.mp4")
+        #expect((item?["bytesPerFrame"] as? Int ?? 0) > 0)
+        #expect((item?["firstFrameSeconds"] as? Double ?? 0) > 0)
+        let simulated = try run(cli, ["simulate", "--costs", profile, "--swipes", "50", "--policies", "window"])
+        #expect(simulated.status == 0, "\(simulated.stderr)")
+        let bad = try run(cli, ["simulate", "calibrate", TestFixtures.bad("empty.mp4"), "--out", profile])
+        #expect(bad.status == 1 && bad.stderr.contains("empty.mp4"))
+    }
+}
