@@ -299,9 +299,9 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     /// Lets go of `garbage` on the reclaim queue 50 ms from now: after a swipe's answer and, usually, after the first
     /// frame of a cold item (so freeing does not compete with it), yet soon enough that garbage from fast swipes does
     /// not pile up on top of the budget (a current item's dropped 1 s buffer alone is ~110 MB at 720x1280 BGRA).
-    private func dispose<T: Sendable>(_ garbage: T) {
+    private func dispose<T: Sendable>(_ garbage: T, after delay: Double = 0.05) {
         reclaiming.enter()
-        reclaim.asyncAfter(deadline: .now() + 0.05) { [reclaiming] in
+        reclaim.asyncAfter(deadline: .now() + delay) { [reclaiming] in
             withExtendedLifetime(garbage) {}
             reclaiming.leave()
         }
@@ -311,7 +311,8 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     private func releaseHandle(_ s: Slot) {
         guard let handle = s.handle else { return }
         s.handle = nil
-        dispose(handle)
+        // An open decoder holds tens of megabytes outside the budget: close it at once (still off this queue).
+        dispose(handle, after: 0)
     }
 
     private func drop(_ s: Slot, firstToo: Bool) {
