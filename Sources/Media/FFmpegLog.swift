@@ -7,6 +7,7 @@ import Foundation
 /// Set `VIDEOFEED_FFMPEG_LOG=1` in the environment to also print FFmpeg's warnings and errors to stderr.
 enum FFmpegLog {
     private static let key = "videofeed.ffmpeg.lastError"
+    private static let refusalKey = "videofeed.ffmpeg.whitelistRefusal"
 
     /// Installs the callback once per process. The corresponding FFmpeg function is `av_log_set_callback`.
     static let install: Void = {
@@ -19,12 +20,25 @@ enum FFmpegLog {
     static let echo: Bool = ProcessInfo.processInfo.environment["VIDEOFEED_FFMPEG_LOG"].map { $0 != "0" && !$0.isEmpty } ?? false
 
     /// Forgets this thread's last message; call before an operation whose error should be explained.
-    static func clear() { Thread.current.threadDictionary.removeObject(forKey: key) }
+    static func clear() {
+        Thread.current.threadDictionary.removeObject(forKey: key)
+        Thread.current.threadDictionary.removeObject(forKey: refusalKey)
+    }
+
+    /// This thread's first "… not on whitelist" message since ``clear()``: FFmpeg refused a nested open.
+    static var lastWhitelistRefusal: String? { Thread.current.threadDictionary[refusalKey] as? String }
 
     /// This thread's last error-level message since ``clear()``, if any.
     static var lastError: String? { Thread.current.threadDictionary[key] as? String }
 
-    static func record(_ message: String) { Thread.current.threadDictionary[key] = message }
+    static func record(_ message: String) {
+        Thread.current.threadDictionary[key] = message
+        if message.contains("not on whitelist"), lastWhitelistRefusal == nil {
+            // The whitelist itself can be long: keep the sentence up to it.
+            let short = message.range(of: "whitelist").map { String(message[..<$0.upperBound]) } ?? message
+            Thread.current.threadDictionary[refusalKey] = short
+        }
+    }
 }
 
 /// FFmpeg calls this from whatever thread logs; it formats the message and keeps it if it is an error.

@@ -104,6 +104,8 @@ public final class VideoDecoder {
             ctx.pointee.thread_count = Int32(max(1, options.threadCount))
             ctx.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
             if options.keyframesOnly { ctx.pointee.skip_frame = AVDISCARD_NONKEY }
+            // The decoder refuses to allocate a picture larger than the limit, whatever the bitstream claims.
+            ctx.pointee.max_pixels = Int64(min(file.options.maxPixelCount, Int(Int64.max)))
             result = avcodec_open2(ctx, codec, nil)
         }
         guard result >= 0, let pkt = av_packet_alloc() else {
@@ -138,6 +140,10 @@ public final class VideoDecoder {
             scratch = nil
             let frame = VideoFrame(takingOwnership: raw, timeBase: timeBase, startTime: file.info.startTime,
                                    sequenceNumber: sequence)
+            let bytes = av_image_get_buffer_size(AVPixelFormat(rawValue: raw.pointee.format), raw.pointee.width,
+                                                 raw.pointee.height, 1)
+            try file.accountDecoded(width: Int(raw.pointee.width), height: Int(raw.pointee.height),
+                                    bytes: Int(max(bytes, 0)))
             sequence += 1
             return .frame(frame)
         }

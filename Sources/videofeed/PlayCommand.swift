@@ -18,6 +18,7 @@ struct PlayCommand: ParsableCommand {
     )
 
     @OptionGroup var feedSource: FeedSourceOptions
+    @OptionGroup var mediaPolicy: MediaPolicyOptions
 
     @Option(help: "Swipe script: n (next), p (previous), jN (jump to item N), comma-separated, e.g. \"n,n,p,n,j5\".")
     var swipes: String?
@@ -100,6 +101,7 @@ struct PlayCommand: ParsableCommand {
         configuration.pixelFormat = pixelFormat
         configuration.memoryBudget = SwipeScript.bytes(budget)!
         configuration.wraps = wrap
+        configuration.openOptions = mediaPolicy.applied(to: configuration.openOptions)
         if let workers { configuration.workers = max(1, workers) }
         let chosen = BuiltInPolicies.named(policy)!
         let player = FeedPlayer(feed: items, policy: chosen, configuration: configuration)
