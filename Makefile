@@ -50,6 +50,7 @@ test: deps
 	$(SWIFT) test
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter LeakTests
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter CancellationTests
+	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter RemoteFaultTests
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter FeedPlayerLatencyTests
 
 # C-interop suites under AddressSanitizer (Media, Thumbnails, and the CLI that drives them), the concurrent suites

@@ -104,7 +104,7 @@ extension MediaError {
     static func ffmpeg(
         _ code: Int32, operation: String, item: String, interrupt: InterruptState? = nil
     ) -> MediaError {
-        let kind: Kind
+        var kind: Kind
         switch code {
         case vf_averror(ENOENT), vf_averror_http_not_found(): kind = .fileNotFound
         case vf_averror(EACCES), vf_averror(EPERM), vf_averror_http_forbidden(), vf_averror_http_unauthorized():
@@ -125,6 +125,10 @@ extension MediaError {
             kind = .io
         default: kind = .other
         }
+        if kind != .timedOut && kind != .cancelled, let interrupt {
+            // The interrupt fired and the demuxer turned the aborted read into another code.
+            if interrupt.timedOut { kind = .timedOut } else if interrupt.isCancelled { kind = .cancelled }
+        }
         var message = ffmpegMessage(code)
         // A nested open refused by the whitelists FFmpeg was given ("Protocol 'file' not on whitelist …",
         // "Format not on whitelist …") is the open policy at work, whatever code the demuxer turned it into.
@@ -132,7 +136,7 @@ extension MediaError {
             return MediaError(.policyViolation, operation: operation, item: item,
                               message: "\(message): \(detail)", code: code)
         }
-        if code == vf_averror_exit(), let interrupt {
+        if kind == .timedOut || kind == .cancelled, let interrupt, interrupt.timedOut || interrupt.isCancelled {
             message = interrupt.timedOut ? "the time limit passed" : "cancelled by the caller"
         } else if let detail = FFmpegLog.lastError, detail != message {
             message += ": " + detail

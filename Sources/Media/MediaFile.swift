@@ -147,7 +147,8 @@ public final class MediaFile {
         let openResult = avformat_open_input(&maybeCtx, url, format, &dict)
         guard openResult >= 0, let openedCtx = maybeCtx else {
             // avformat_open_input frees the context on failure; the I/O context is ours to close.
-            let error = MediaError.ffmpeg(openResult, operation: "open", item: item, interrupt: interrupt)
+            let error = MediaError.ffmpeg(input.ioError ?? openResult, operation: "open", item: item,
+                                          interrupt: interrupt)
             input.close()
             interruptBox.release()
             throw error
@@ -161,7 +162,8 @@ public final class MediaFile {
         var failure: MediaError? = nil
         var info: MediaInfo? = nil
         if infoResult < 0 {
-            failure = MediaError.ffmpeg(infoResult, operation: "read stream info", item: item, interrupt: interrupt)
+            failure = MediaError.ffmpeg(input.ioError ?? infoResult, operation: "read stream info", item: item,
+                                        interrupt: interrupt)
         } else {
             let described = MediaFile.readInfo(ctx)
             if let tooLarge = MediaFile.limitViolation(described, options) {
@@ -275,6 +277,11 @@ extension MediaFile {
         let result = av_read_frame(context, packet)
         interrupt.disarm()
         if result == vf_averror_eof() { return .endOfFile }
+        if result < 0, let cause = input.ioError {
+            // The connection failed or the time limit passed while the demuxer read: that is the error, not the
+            // "invalid data" the demuxer may have made of the cut-short read.
+            throw MediaError.ffmpeg(cause, operation: "read", item: item, interrupt: interrupt)
+        }
         if result < 0 {
             // Like the ffmpeg CLI, corrupt data past the last readable packet ends the input rather than failing it
             // (e.g. an mdat box that claims more bytes than the file has); what was decoded so far stands.

@@ -44,6 +44,13 @@ final class MediaInput {
         return MediaInput(io: io, memory: reader)
     }
 
+    /// The error the I/O layer hit (a reset connection, a body that ended early, an interrupt), if any. Demuxers
+    /// often report such a failure as "invalid data" (the box they were reading is cut short); this is the cause.
+    var ioError: Int32? {
+        guard let io, io.pointee.error < 0, io.pointee.error != vf_averror_eof() else { return nil }
+        return io.pointee.error
+    }
+
     /// Frees the I/O context (and, for memory input, its buffer and the bytes). Call after `avformat_close_input`.
     func close() {
         guard io != nil else { return }
