@@ -52,6 +52,7 @@ test: deps
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter CancellationTests
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter RemoteFaultTests
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter FeedPlayerLatencyTests
+	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter SoakTests
 
 # C-interop suites under AddressSanitizer (Media, Thumbnails, and the CLI that drives them), the concurrent suites
 # (Feed, Prefetch, FeedPlayer, the thumbnail batch) under ThreadSanitizer. .ci/lsan.supp lists the toolchain
