@@ -114,11 +114,12 @@ public final class MediaFile {
 
         var format: UnsafePointer<AVInputFormat>? = nil
         let probed = av_probe_input_buffer2(input.io, &format, url, nil, 0, 0)
+        let formatName = format.map { String(cString: $0.pointee.name) }
         var refusal: MediaError? = nil
-        if probed < 0 || format == nil {
-            refusal = MediaError.ffmpeg(probed < 0 ? probed : vf_averror_invaliddata(), operation: "open", item: item,
-                                        interrupt: interrupt)
-        } else if let why = MediaFile.formatRefusal(String(cString: format!.pointee.name), options: options) {
+        if probed < 0 || formatName == nil {
+            let code = input.ioError ?? (probed < 0 ? probed : vf_averror_invaliddata())
+            refusal = MediaError.ffmpeg(code, operation: "open", item: item, interrupt: interrupt)
+        } else if let name = formatName, let why = MediaFile.formatRefusal(name, options: options) {
             refusal = MediaError(.policyViolation, operation: "open", item: item, message: why)
         }
         if let refusal {
@@ -132,7 +133,7 @@ public final class MediaFile {
         av_dict_set(&dict, "protocol_whitelist", MediaFile.effectiveWhitelist(options, local: local), 0)
         av_dict_set(&dict, "format_whitelist", MediaFile.formatWhitelist(allowsPlaylists: options.allowsPlaylists), 0)
         defer { av_dict_free(&dict) }
-        if String(cString: format!.pointee.name) == "image2" {
+        if formatName == "image2" {
             if local == nil {
                 // Memory has no file name to open: read the one picture from the bytes.
                 format = av_find_input_format("image2pipe") ?? format

@@ -4,7 +4,8 @@ import TestSupport
 import Testing
 
 /// Every input the fuzzer flagged (Fixtures/fuzz/, see docs/reliability.md) goes through the fuzz target's path
-/// again — open from memory, decode the first frames, convert, encode — and must end in frames or a MediaError.
+/// again — open from memory, decode the first frames, convert, encode, with the limits of
+/// Fuzz/Sources/VideoFeedFuzz/FuzzOne.swift, in both open modes — and must end in frames or a MediaError.
 @Suite struct FuzzRegressionTests {
     static let folder = TestFixtures.folder.appendingPathComponent("fuzz")
     static let inputs: [String] = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])

@@ -17,21 +17,9 @@ public final class FaultHTTPServer {
     public let port: Int
 
     public init(folder: String) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-u", "-c", Self.script, folder]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        let handle = out.fileHandleForReading
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        let line: String
+        (process, line) = try launchPython(["-c", Self.script, folder])
+        guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines))
         else {
             kill(process.processIdentifier, SIGKILL)
             throw POSIXError(.EIO)
