@@ -16,6 +16,9 @@ bin=$(cd Fuzz && swift build -c debug --scratch-path "$scratch" --show-bin-path)
 mkdir -p "$scratch/corpus" "$scratch/findings"
 seeds=(Fixtures/media Fixtures/bad Fixtures/hostile)
 [ -d Fixtures/fuzz ] && seeds+=(Fixtures/fuzz)
+# The Swift runtime's backtracer is off: libFuzzer and ASan report crashes themselves (and ASan misreads the
+# backtracer's stack reads as a stack-buffer-underflow).
+export SWIFT_BACKTRACE=${SWIFT_BACKTRACE:-enable=no}
 # Leaks are reported by ASan at exit of each crashing run; -detect_leaks=1 makes libFuzzer look after each input too.
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
 exec nice -n 19 "$bin" "$scratch/corpus" "${seeds[@]}" \
