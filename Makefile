@@ -7,7 +7,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := libavformat-dev libavcodec-dev libswscale-dev libavutil-dev pkg-config ffmpeg
 BENCH_TOOLS  := hyperfine ffmpegthumbnailer
 
-.PHONY: all deps bench-deps build release demo test test-sanitizers fixtures conformance bench policylab clean help
+.PHONY: all deps bench-deps build release demo test test-sanitizers fuzz soak fixtures conformance bench policylab clean help
 
 all: build
 
@@ -16,6 +16,8 @@ help:
 	@echo "                     thumbnails and cards into $(DEMO_OUT)/thumbs/"
 	@echo "make test            install what is missing, run the whole test suite (swift test)"
 	@echo "make test-sanitizers ASan: Media, Thumbnails and CLI suites; TSan: Feed, Prefetch, FeedPlayer, Thumbnails"
+	@echo "make fuzz            libFuzzer + ASan over the Media layer for FUZZ_SECONDS (default 600), under nice"
+	@echo "make soak            10,000 random swipes over Fixtures/soak-feed.json, JSON report into soak.json"
 	@echo "make build|release   debug or release build of the package"
 	@echo "make fixtures        regenerate Fixtures/ with the ffmpeg CLI (and the golden framemd5 files)"
 	@echo "make conformance     compare our framemd5 with ffmpeg's over ../shared/media (DIR=... to change)"
@@ -52,7 +54,9 @@ test: deps
 	$(SWIFT) test
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter LeakTests
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter CancellationTests
+	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter RemoteFaultTests
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter FeedPlayerLatencyTests
+	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter SoakTests
 
 # C-interop suites under AddressSanitizer (Media, Thumbnails, and the CLI that drives them), the concurrent suites
 # (Feed, Prefetch, FeedPlayer, the thumbnail batch) under ThreadSanitizer. .ci/lsan.supp lists the toolchain
@@ -62,6 +66,16 @@ test-sanitizers: deps
 		$(SWIFT) test --sanitize=address --scratch-path .build-asan --filter 'MediaTests|videofeedTests|ThumbnailsTests'
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan \
 		--filter 'FeedTests|PrefetchTests|FeedPlayerTests|ThumbnailsTests'
+
+# Fuzzing and the soak are long jobs: both run under nice so they can share a machine.
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
+soak: build
+	nice -n 19 $$($(SWIFT) build --show-bin-path)/videofeed play Fixtures/soak-feed.json --random 10000 --seed 1 \
+		--wrap --dwell-ms 1-5 --size 90x160 --json > soak.json
+	python3 -c 'import json; d = json.load(open("soak.json")); m = d["metrics"]; print(m["swipes"], "swipes,", m["hits"], "hits,", m["misses"], "misses,", m["failures"], "failed items;", d["memory"])'
 
 fixtures: deps
 	bash Fixtures/generate.sh

@@ -55,6 +55,9 @@ static inline int vf_fmt_nofile(void) { return AVFMT_NOFILE; }
 static inline int vf_seek_flag_backward(void) { return AVSEEK_FLAG_BACKWARD; }
 static inline int vf_codec_flag_qscale(void) { return AV_CODEC_FLAG_QSCALE; }
 static inline int vf_lambda(void) { return FF_QP2LAMBDA; }
+static inline int vf_avseek_size(void) { return AVSEEK_SIZE; }
+static inline int vf_avseek_force(void) { return AVSEEK_FORCE; }
+static inline int vf_avio_flag_read(void) { return AVIO_FLAG_READ; }
 
 // MARK: - Calls deprecated after 5.1, kept behind one wrapper each
 

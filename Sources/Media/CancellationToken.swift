@@ -24,9 +24,21 @@ final class InterruptState: Sendable {
     let token: CancellationToken?
     /// Deadline in `DispatchTime` uptime nanoseconds; 0 means none.
     private let deadline = Atomic<UInt64>(0)
+    /// The whole item's deadline (``OpenOptions/itemTimeLimit``), set once at creation; 0 means none.
+    private let itemDeadline: UInt64
     private let expired = Atomic<Bool>(false)
 
-    init(token: CancellationToken?) { self.token = token }
+    init(token: CancellationToken?, itemTimeLimit: Double? = nil) {
+        self.token = token
+        if let limit = itemTimeLimit, limit > 0, limit.isFinite {
+            itemDeadline = Self.now() &+ UInt64(limit * 1e9)
+        } else {
+            itemDeadline = 0
+        }
+    }
+
+    /// Whether the item's wall-clock limit has passed.
+    var itemExpired: Bool { itemDeadline != 0 && Self.now() >= itemDeadline }
 
     /// Arms a deadline `seconds` from now; nil or a non-positive value disarms it.
     func arm(seconds: Double?) {
@@ -48,7 +60,7 @@ final class InterruptState: Sendable {
     func shouldInterrupt() -> Bool {
         if token?.isCancelled == true { return true }
         let d = deadline.load(ordering: .relaxed)
-        if d != 0 && Self.now() >= d {
+        if (d != 0 && Self.now() >= d) || itemExpired {
             expired.store(true, ordering: .relaxed)
             return true
         }

@@ -14,6 +14,10 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
         case permissionDenied
         /// The URL's protocol is not in the ``OpenOptions/protocolWhitelist``.
         case protocolNotAllowed
+        /// The open policy refused the item: a format that opens other URLs (a playlist) without
+        /// ``OpenOptions/allowsPlaylists``, a format that is never opened, or a nested open outside the whitelist
+        /// (such as `file:` from a remote playlist).
+        case policyViolation
         /// The container format is not one FFmpeg recognises.
         case unsupportedFormat
         /// The item opened but has no video stream (nor a cover picture).
@@ -69,6 +73,7 @@ extension MediaError.Kind {
         case .fileNotFound: "file not found"
         case .permissionDenied: "permission denied"
         case .protocolNotAllowed: "protocol not allowed"
+        case .policyViolation: "refused by policy"
         case .unsupportedFormat: "unsupported format"
         case .noVideoStream: "no video stream"
         case .unsupportedCodec: "unsupported codec"
@@ -99,7 +104,7 @@ extension MediaError {
     static func ffmpeg(
         _ code: Int32, operation: String, item: String, interrupt: InterruptState? = nil
     ) -> MediaError {
-        let kind: Kind
+        var kind: Kind
         switch code {
         case vf_averror(ENOENT), vf_averror_http_not_found(): kind = .fileNotFound
         case vf_averror(EACCES), vf_averror(EPERM), vf_averror_http_forbidden(), vf_averror_http_unauthorized():
@@ -120,8 +125,18 @@ extension MediaError {
             kind = .io
         default: kind = .other
         }
+        if kind != .timedOut && kind != .cancelled, let interrupt {
+            // The interrupt fired and the demuxer turned the aborted read into another code.
+            if interrupt.timedOut { kind = .timedOut } else if interrupt.isCancelled { kind = .cancelled }
+        }
         var message = ffmpegMessage(code)
-        if code == vf_averror_exit(), let interrupt {
+        // A nested open refused by the whitelists FFmpeg was given ("Protocol 'file' not on whitelist …",
+        // "Format not on whitelist …") is the open policy at work, whatever code the demuxer turned it into.
+        if code != vf_averror_exit(), let detail = FFmpegLog.lastWhitelistRefusal {
+            return MediaError(.policyViolation, operation: operation, item: item,
+                              message: "\(message): \(detail)", code: code)
+        }
+        if kind == .timedOut || kind == .cancelled, let interrupt, interrupt.timedOut || interrupt.isCancelled {
             message = interrupt.timedOut ? "the time limit passed" : "cancelled by the caller"
         } else if let detail = FFmpegLog.lastError, detail != message {
             message += ": " + detail

@@ -18,77 +18,173 @@ public final class MediaFile {
     let context: UnsafeMutablePointer<AVFormatContext>
     let interrupt: InterruptState
     private let interruptBox: Unmanaged<InterruptState>
+    /// The I/O context the format context reads through; closed after it.
+    private let input: MediaInput
     /// Packets read while the stream information was completed (``StreamInfoMode/header``), handed out first by
     /// `readPacket`; dropped by a seek.
     private var pending: [UnsafeMutablePointer<AVPacket>] = []
+    /// Frames and picture bytes decoded from this file so far, by all of its decoders; checked against
+    /// ``OpenOptions/maxDecodedFrames`` and ``OpenOptions/maxDecodedBytes``.
+    private(set) var decodedFrames = 0
+    private(set) var decodedBytes = 0
 
     /// Opens a local path, a `file:` URL or an `http(s)://` URL and reads its stream information.
     ///
+    /// The open policy applies first: the protocol must be in ``OpenOptions/protocolWhitelist``; the detected
+    /// format must not be a playlist (unless ``OpenOptions/allowsPlaylists``) nor one of ``refusedFormats``; an
+    /// item that is not a local file may not make FFmpeg open `file:` URLs (nested opens, redirects).
+    ///
     /// - Parameters:
     ///   - path: a filesystem path, or a URL string with a scheme.
-    ///   - options: protocol whitelist, time limits and size limits.
+    ///   - options: protocol whitelist, playlist policy, time limits and size limits.
     ///   - cancellation: cancels a blocking open or any later read on this file.
-    /// - Throws: ``MediaError`` — `fileNotFound`, `protocolNotAllowed`, `unsupportedFormat`, `invalidData`, `io`,
-    ///   `timedOut`, `cancelled`, `limitExceeded`.
-    public init(path: String, options: OpenOptions = OpenOptions(), cancellation: CancellationToken? = nil) throws {
+    /// - Throws: ``MediaError`` — `fileNotFound`, `protocolNotAllowed`, `policyViolation`, `unsupportedFormat`,
+    ///   `invalidData`, `io`, `timedOut`, `cancelled`, `limitExceeded`.
+    public convenience init(path: String, options: OpenOptions = OpenOptions(),
+                            cancellation: CancellationToken? = nil) throws {
         _ = FFmpegLog.install
         FFmpegLog.clear()
         let target = try MediaURL(path, whitelist: options.protocolWhitelist)
         try target.checkLocalFile()
-        self.item = target.display
+        try self.init(source: .url(target.ffmpegURL, local: target.ffmpegURL.hasPrefix("file:")),
+                      item: target.display, options: options, cancellation: cancellation)
+    }
+
+    /// Opens media held in memory, as if read from a file named `name` (the name only helps format detection and
+    /// appears in errors). No protocol is ever opened: playlists and image sequences cannot reach anything else.
+    /// The corresponding FFmpeg function is `avio_alloc_context`, with read and seek callbacks over the bytes.
+    ///
+    /// - Throws: ``MediaError`` as ``init(path:options:cancellation:)`` does.
+    public convenience init(data: Data, name: String, options: OpenOptions = OpenOptions(),
+                            cancellation: CancellationToken? = nil) throws {
+        _ = FFmpegLog.install
+        FFmpegLog.clear()
+        guard !data.isEmpty else {
+            throw MediaError(.invalidData, operation: "open", item: name, message: "the data is empty")
+        }
+        try self.init(source: .memory(data), item: name, options: options, cancellation: cancellation)
+    }
+
+    private enum Source {
+        case url(String, local: Bool)
+        case memory(Data)
+    }
+
+    private init(source: Source, item: String, options: OpenOptions, cancellation: CancellationToken?) throws {
+        self.item = item
         self.options = options
-        self.interrupt = InterruptState(token: cancellation)
+        self.interrupt = InterruptState(token: cancellation, itemTimeLimit: options.itemTimeLimit)
         self.interruptBox = Unmanaged.passRetained(interrupt)
 
         if interrupt.isCancelled {
             interruptBox.release()
-            throw MediaError(.cancelled, operation: "open", item: target.display, message: "cancelled before start")
+            throw MediaError(.cancelled, operation: "open", item: item, message: "cancelled before start")
         }
 
         guard var ctx = avformat_alloc_context() else {
             interruptBox.release()
-            throw MediaError(.limitExceeded, operation: "open", item: target.display, message: "out of memory")
+            throw MediaError(.limitExceeded, operation: "open", item: item, message: "out of memory")
         }
         vf_set_interrupt_callback(ctx, mediaInterruptCallback, interruptBox.toOpaque())
-
-        var dict: OpaquePointer? = nil
-        av_dict_set(&dict, "protocol_whitelist", options.protocolWhitelist.joined(separator: ","), 0)
-        defer { av_dict_free(&dict) }
-
         interrupt.arm(seconds: options.openTimeout)
-        var maybeCtx: UnsafeMutablePointer<AVFormatContext>? = ctx
-        let openResult = avformat_open_input(&maybeCtx, target.ffmpegURL, nil, &dict)
-        guard openResult >= 0, let opened = maybeCtx else {
-            // avformat_open_input frees the context on failure.
-            let error = MediaError.ffmpeg(openResult, operation: "open", item: target.display, interrupt: interrupt)
+
+        // Our own I/O context, so the format can be checked before its demuxer runs (a playlist demuxer opens the
+        // URLs it lists while reading its header).
+        let url: String
+        let local: Bool?
+        let opened: (input: MediaInput?, code: Int32)
+        switch source {
+        case .url(let text, let isLocal):
+            url = text
+            local = isLocal
+            var callback = ctx.pointee.interrupt_callback
+            opened = MediaInput.open(url: text, whitelist: MediaFile.effectiveWhitelist(options, local: isLocal),
+                                     interrupt: &callback)
+        case .memory(let data):
+            url = item
+            local = nil
+            opened = (MediaInput.memory(data), vf_averror(ENOMEM))
+        }
+        guard let input = opened.input else {
+            let error = MediaError.ffmpeg(opened.code, operation: "open", item: item, interrupt: interrupt)
+            avformat_free_context(ctx)
             interruptBox.release()
             throw error
         }
-        ctx = opened
+
+        var format: UnsafePointer<AVInputFormat>? = nil
+        let probed = av_probe_input_buffer2(input.io, &format, url, nil, 0, 0)
+        let formatName = format.map { String(cString: $0.pointee.name) }
+        var refusal: MediaError? = nil
+        if probed < 0 || formatName == nil {
+            let code = input.ioError ?? (probed < 0 ? probed : vf_averror_invaliddata())
+            refusal = MediaError.ffmpeg(code, operation: "open", item: item, interrupt: interrupt)
+        } else if let name = formatName, let why = MediaFile.formatRefusal(name, options: options) {
+            refusal = MediaError(.policyViolation, operation: "open", item: item, message: why)
+        }
+        if let refusal {
+            avformat_free_context(ctx)
+            input.close()
+            interruptBox.release()
+            throw refusal
+        }
+
+        var dict: OpaquePointer? = nil
+        av_dict_set(&dict, "protocol_whitelist", MediaFile.effectiveWhitelist(options, local: local), 0)
+        av_dict_set(&dict, "format_whitelist", MediaFile.formatWhitelist(allowsPlaylists: options.allowsPlaylists), 0)
+        defer { av_dict_free(&dict) }
+        if formatName == "image2" {
+            if local == nil {
+                // Memory has no file name to open: read the one picture from the bytes.
+                format = av_find_input_format("image2pipe") ?? format
+            } else {
+                // One picture, the one named: no "%03d" sequence, no glob over a folder.
+                av_dict_set(&dict, "pattern_type", "none", 0)
+            }
+        }
+
+        ctx.pointee.pb = input.io
+        var maybeCtx: UnsafeMutablePointer<AVFormatContext>? = ctx
+        let openResult = avformat_open_input(&maybeCtx, url, format, &dict)
+        guard openResult >= 0, let openedCtx = maybeCtx else {
+            // avformat_open_input frees the context on failure; the I/O context is ours to close.
+            let error = MediaError.ffmpeg(input.ioError ?? openResult, operation: "open", item: item,
+                                          interrupt: interrupt)
+            input.close()
+            interruptBox.release()
+            throw error
+        }
+        ctx = openedCtx
 
         var read: [UnsafeMutablePointer<AVPacket>]? = nil
         if options.streamInfo == .header { read = MediaFile.completeFromHeader(ctx) }
         let infoResult = read == nil ? avformat_find_stream_info(ctx, nil) : 0
         interrupt.disarm()
+        var failure: MediaError? = nil
+        var info: MediaInfo? = nil
         if infoResult < 0 {
-            let error = MediaError.ffmpeg(infoResult, operation: "read stream info", item: target.display,
-                                          interrupt: interrupt)
-            avformat_close_input(&maybeCtx)
-            interruptBox.release()
-            throw error
+            failure = MediaError.ffmpeg(input.ioError ?? infoResult, operation: "read stream info", item: item,
+                                        interrupt: interrupt)
+        } else {
+            let described = MediaFile.readInfo(ctx)
+            if let tooLarge = MediaFile.limitViolation(described, options) {
+                failure = MediaError(.limitExceeded, operation: "open", item: item, message: tooLarge)
+            }
+            info = described
         }
-        let info = MediaFile.readInfo(ctx)
-        if let tooLarge = MediaFile.limitViolation(info, options) {
+        guard let info, failure == nil else {
             // Before every stored property is set deinit will not run, so release here.
             for packet in read ?? [] {
                 var p: UnsafeMutablePointer<AVPacket>? = packet
                 av_packet_free(&p)
             }
             avformat_close_input(&maybeCtx)
+            input.close()
             interruptBox.release()
-            throw MediaError(.limitExceeded, operation: "open", item: target.display, message: tooLarge)
+            throw failure!
         }
         self.context = ctx
+        self.input = input
         self.info = info
         self.pending = read ?? []
     }
@@ -97,6 +193,7 @@ public final class MediaFile {
         dropPendingPackets()
         var ctx: UnsafeMutablePointer<AVFormatContext>? = context
         avformat_close_input(&ctx)
+        input.close()
         interruptBox.release()
     }
 
@@ -106,6 +203,31 @@ public final class MediaFile {
     func throwIfCancelled(_ operation: String) throws {
         if interrupt.isCancelled {
             throw MediaError(.cancelled, operation: operation, item: item, message: "cancelled by the caller")
+        }
+        if interrupt.itemExpired {
+            throw MediaError(.timedOut, operation: operation, item: item,
+                             message: "the item's time limit of \(options.itemTimeLimit ?? 0) s passed")
+        }
+    }
+
+    /// Counts a decoded picture against the per-file limits: ``OpenOptions/maxDecodedFrames``,
+    /// ``OpenOptions/maxDecodedBytes`` and the frame size limits (a stream may grow past its declared size).
+    func accountDecoded(width: Int, height: Int, bytes: Int) throws {
+        decodedFrames += 1
+        decodedBytes += bytes
+        let violation: String? = if width > options.maxDimension || height > options.maxDimension {
+            "a decoded frame is \(width)x\(height), over the limit of \(options.maxDimension) per side"
+        } else if width * height > options.maxPixelCount {
+            "a decoded frame has \(width * height) pixels, over the limit of \(options.maxPixelCount)"
+        } else if let limit = options.maxDecodedFrames, decodedFrames > limit {
+            "more than \(limit) frames decoded"
+        } else if let limit = options.maxDecodedBytes, decodedBytes > limit {
+            "more than \(limit) bytes of pictures decoded"
+        } else {
+            nil
+        }
+        if let violation {
+            throw MediaError(.limitExceeded, operation: "decode", item: item, message: violation)
         }
     }
 
@@ -156,6 +278,11 @@ extension MediaFile {
         let result = av_read_frame(context, packet)
         interrupt.disarm()
         if result == vf_averror_eof() { return .endOfFile }
+        if result < 0, let cause = input.ioError {
+            // The connection failed or the time limit passed while the demuxer read: that is the error, not the
+            // "invalid data" the demuxer may have made of the cut-short read.
+            throw MediaError.ffmpeg(cause, operation: "read", item: item, interrupt: interrupt)
+        }
         if result < 0 {
             // Like the ffmpeg CLI, corrupt data past the last readable packet ends the input rather than failing it
             // (e.g. an mdat box that claims more bytes than the file has); what was decoded so far stands.

@@ -10,8 +10,25 @@ public struct OpenOptions: Sendable, Equatable {
     /// Largest accepted video frame in pixels (width × height). Larger declared sizes fail with
     /// ``MediaError/Kind/limitExceeded`` before any frame is decoded.
     public var maxPixelCount: Int = 8192 * 8192
-    /// Largest accepted width or height of a video stream.
+    /// Largest accepted width or height of a video stream. Checked on the declared size when opening and on every
+    /// decoded frame (a stream may change size midway); the decoder also refuses to allocate larger pictures
+    /// (`AVCodecContext.max_pixels`).
     public var maxDimension: Int = 16384
+    /// Whether formats that open other URLs — HLS, DASH, concat/ffconcat scripts, IMF — may be opened. Off by
+    /// default: an untrusted playlist can name local files and put their bytes into a thumbnail. Even when on, an
+    /// item that is not a local file never reaches `file:`: its nested opens use the whitelist without `file`.
+    /// Formats that open other files by themselves with no way to confine them (image sequence patterns, MLV's
+    /// sibling chunks, SDP/RTSP/RTP sessions, script demuxers) are refused either way; see ``MediaFile/refusedFormats``.
+    public var allowsPlaylists: Bool = false
+    /// Largest total of decoded picture bytes (the size of every decoded frame, added up) for one opened file,
+    /// over all of its decoders. `nil` means none. Bounds the work a decompression bomb can cause.
+    public var maxDecodedBytes: Int? = nil
+    /// Largest number of frames decoded from one opened file, over all of its decoders. `nil` means none.
+    public var maxDecodedFrames: Int? = nil
+    /// Wall-clock limit for one item, in seconds, from the start of opening until the file is done with: it ends
+    /// a blocking open or read (through the interrupt callback) and the next decode step with
+    /// ``MediaError/Kind/timedOut``. `nil` means none.
+    public var itemTimeLimit: Double? = nil
 
     /// How the streams are described after the container's header is read.
     public var streamInfo: StreamInfoMode = .probe
@@ -19,6 +36,16 @@ public struct OpenOptions: Sendable, Equatable {
     /// The defaults described on each property, with `streamInfo` as given.
     public init(streamInfo: StreamInfoMode = .probe) {
         self.streamInfo = streamInfo
+    }
+
+    /// Limits for items from strangers (a thumbnail batch over uploads, a feed from a server): the defaults plus
+    /// 2 GiB of decoded pictures, 3000 decoded frames and 60 s per item.
+    public static func untrusted(streamInfo: StreamInfoMode = .probe) -> OpenOptions {
+        var options = OpenOptions(streamInfo: streamInfo)
+        options.maxDecodedBytes = 2 << 30
+        options.maxDecodedFrames = 3000
+        options.itemTimeLimit = 60
+        return options
     }
 }
 

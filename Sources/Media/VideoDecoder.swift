@@ -71,6 +71,9 @@ public final class VideoDecoder {
     private var sequence = 0
     private var lastError: MediaError? = nil
     private var scratch: UnsafeMutablePointer<AVFrame>? = nil
+    /// `packet` holds a packet the decoder refused with `EAGAIN` (it had output to give first); the next ``feed()``
+    /// sends it again before reading another.
+    private var heldPacket = false
 
     /// Opens a decoder for a video stream of `file`.
     /// - Throws: ``MediaError`` `noVideoStream`, `unsupportedCodec`, `limitExceeded`.
@@ -104,6 +107,8 @@ public final class VideoDecoder {
             ctx.pointee.thread_count = Int32(max(1, options.threadCount))
             ctx.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
             if options.keyframesOnly { ctx.pointee.skip_frame = AVDISCARD_NONKEY }
+            // The decoder refuses to allocate a picture larger than the limit, whatever the bitstream claims.
+            ctx.pointee.max_pixels = Int64(min(file.options.maxPixelCount, Int(Int64.max)))
             result = avcodec_open2(ctx, codec, nil)
         }
         guard result >= 0, let pkt = av_packet_alloc() else {
@@ -138,6 +143,10 @@ public final class VideoDecoder {
             scratch = nil
             let frame = VideoFrame(takingOwnership: raw, timeBase: timeBase, startTime: file.info.startTime,
                                    sequenceNumber: sequence)
+            let bytes = av_image_get_buffer_size(AVPixelFormat(rawValue: raw.pointee.format), raw.pointee.width,
+                                                 raw.pointee.height, 1)
+            try file.accountDecoded(width: Int(raw.pointee.width), height: Int(raw.pointee.height),
+                                    bytes: Int(max(bytes, 0)))
             sequence += 1
             return .frame(frame)
         }
@@ -153,6 +162,19 @@ public final class VideoDecoder {
     /// to flush). Checks cancellation between packets.
     public func feed() throws {
         if inputEnded { return }
+        if heldPacket {
+            heldPacket = false
+            if try send() {
+                if heldPacket {
+                    // receive() just said it needs input and the decoder still refuses it: it is stuck.
+                    av_packet_unref(packet)
+                    heldPacket = false
+                    throw MediaError(.invalidData, operation: "decode", item: file.item,
+                                     message: "the decoder neither takes input nor gives output")
+                }
+                return
+            }
+        }
         while true {
             try file.throwIfCancelled("decode")
             let read: PacketRead
@@ -169,22 +191,36 @@ public final class VideoDecoder {
                 _ = avcodec_send_packet(codecContext, nil)
                 return
             case .packet:
-                defer { av_packet_unref(packet) }
-                guard Int(packet.pointee.stream_index) == stream.index else { continue }
-                if options.keyframesOnly && (packet.pointee.flags & vf_pkt_flag_key()) == 0 { continue }
-                let sent = avcodec_send_packet(codecContext, packet)
-                if sent >= 0 { return }
-                if sent == vf_averror_eagain() {
-                    preconditionFailure("decoder refused input while it still had output; call receive() first")
-                }
-                if sent == vf_averror_invaliddata() || sent == vf_averror_patchwelcome() {
-                    corruptPacketCount += 1
-                    lastError = MediaError.ffmpeg(sent, operation: "decode", item: file.item)
+                guard Int(packet.pointee.stream_index) == stream.index,
+                      !options.keyframesOnly || (packet.pointee.flags & vf_pkt_flag_key()) != 0 else {
+                    av_packet_unref(packet)
                     continue
                 }
-                throw MediaError.ffmpeg(sent, operation: "decode", item: file.item, interrupt: file.interrupt)
+                if try send() { return }
             }
         }
+    }
+
+    /// Sends `packet` to the decoder. Returns true when the caller should go back to ``receive()``: the packet was
+    /// taken, or refused as corrupt (FFmpeg may still have taken it in and hold output from it), or refused with
+    /// `EAGAIN` (kept in `packet` for the next ``feed()``); false when the decoder wants the next packet at once.
+    private func send() throws -> Bool {
+        let sent = avcodec_send_packet(codecContext, packet)
+        if sent == vf_averror_eagain() {
+            // After an error, a decoder can hold output and refuse input (found by fuzzing): read first.
+            heldPacket = true
+            return true
+        }
+        av_packet_unref(packet)
+        if sent >= 0 { return true }
+        if sent == vf_averror_invaliddata() || sent == vf_averror_patchwelcome() {
+            // Like the ffmpeg CLI, a corrupt packet is skipped. `avcodec_send_packet` reports decoding errors of
+            // packets it already took in, so the decoder may have output waiting: receive before sending more.
+            corruptPacketCount += 1
+            lastError = MediaError.ffmpeg(sent, operation: "decode", item: file.item)
+            return true
+        }
+        throw MediaError.ffmpeg(sent, operation: "decode", item: file.item, interrupt: file.interrupt)
     }
 
     /// The next frame in presentation order, or nil at the end of the stream.
@@ -237,6 +273,10 @@ public final class VideoDecoder {
             throw MediaError.ffmpeg(result, operation: "seek", item: file.item, interrupt: file.interrupt)
         }
         avcodec_flush_buffers(codecContext)
+        if heldPacket {
+            av_packet_unref(packet)
+            heldPacket = false
+        }
         inputEnded = false
         drained = false
         sequence = 0
@@ -265,7 +305,9 @@ public final class VideoDecoder {
                   (packet.pointee.flags & vf_pkt_flag_key()) != 0 else { continue }
             let sent = avcodec_send_packet(codecContext, packet)
             if sent == vf_averror_invaliddata() || sent == vf_averror_patchwelcome() {
+                // Start clean from the next keyframe: the decoder may hold state (or output) from the bad one.
                 corruptPacketCount += 1
+                avcodec_flush_buffers(codecContext)
                 continue
             }
             guard sent >= 0 else {

@@ -38,8 +38,10 @@ extension ThumbnailBatch {
             return Outcome(card: card, failure: failure)
         }
         let token = CancellationToken()
+        let started = Date()
         let timedOut = Atomic<Bool>(false)
-        var openOptions = OpenOptions(streamInfo: .header)
+        var openOptions = configuration.openOptions
+        openOptions.itemTimeLimit = configuration.timeLimit
         var timer: DispatchWorkItem?
         if let limit = configuration.timeLimit {
             openOptions.openTimeout = min(limit, openOptions.openTimeout ?? limit)
@@ -68,7 +70,10 @@ extension ThumbnailBatch {
         } catch let error as Error {
             failure = error
         } catch let error as MediaError {
-            if error.kind == .cancelled && timedOut.load(ordering: .acquiring) {
+            // The timer's cancel and Media's own item deadline (the same limit) both mean the item ran out of time.
+            let itemLimitPassed = error.kind == .timedOut && configuration.timeLimit.map {
+                Date().timeIntervalSince(started) >= $0 } == true
+            if (error.kind == .cancelled && timedOut.load(ordering: .acquiring)) || itemLimitPassed {
                 failure = .timedOut(item: item.publicID, seconds: configuration.timeLimit ?? 0)
             } else {
                 failure = .renderFailed(item: item.publicID, underlying: error)

@@ -29,6 +29,10 @@ public final class ThumbnailBatch: Sendable {
         public var force: Bool
         /// The part of the feed this run covers.
         public var shard: Shard
+        /// The open policy and limits for each item: ``OpenOptions/untrusted(streamInfo:)`` by default (2 GiB of
+        /// decoded pictures, 3000 decoded frames, playlists refused); ``timeLimit`` also becomes the item's
+        /// wall-clock limit and caps its open and read timeouts.
+        public var openOptions: OpenOptions = .untrusted(streamInfo: .header)
 
         /// A configuration with defaults: one job per core, 60 s per item, no force, the whole feed.
         public init(output: URL, options: ThumbnailOptions = ThumbnailOptions(),

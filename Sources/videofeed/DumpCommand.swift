@@ -71,6 +71,8 @@ struct DumpCommand: ParsableCommand {
     @Option(name: .long, help: "Decoder threads (default: number of cores).")
     var threads: Int?
 
+    @OptionGroup var policy: MediaPolicyOptions
+
     func validate() throws {
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
         if every < 1 { throw ValidationError("--every must be at least 1") }
@@ -81,6 +83,7 @@ struct DumpCommand: ParsableCommand {
 
     func run() throws {
         var request = DumpRequest(input: input, format: format)
+        request.openOptions = policy.applied(to: OpenOptions())
         request.out = out
         request.start = start
         request.seekMode = fastSeek ? .fast : .exact

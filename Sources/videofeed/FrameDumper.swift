@@ -17,13 +17,14 @@ struct DumpRequest {
     var quality = 90
     var threads: Int? = nil
     var fileStem = "frame-"
+    var openOptions = OpenOptions()
 }
 
 /// The decode → (convert) → write loop behind `videofeed dump`.
 enum FrameDumper {
     /// Dumps frames; returns how many were written. Every file is written atomically.
     static func run(_ request: DumpRequest) throws -> Int {
-        let file = try MediaFile(path: request.input)
+        let file = try MediaFile(path: request.input, options: request.openOptions)
         let converting = request.box != nil || request.pixelFormat != nil || request.upright
         var options = DecoderOptions(keyframesOnly: request.keyframesOnly)
         if let threads = request.threads { options.threadCount = threads }

@@ -19,6 +19,7 @@ struct PlayCommand: ParsableCommand {
     )
 
     @OptionGroup var feedSource: FeedSourceOptions
+    @OptionGroup var mediaPolicy: MediaPolicyOptions
 
     @Option(help: "Swipe script: n (next), p (previous), jN (jump to item N), comma-separated, e.g. \"n,n,p,n,j5\".")
     var swipes: String?
@@ -86,6 +87,24 @@ struct PlayCommand: ParsableCommand {
         var policy: String
         var swipes: [SwipeRecord]
         var metrics: FeedPlayerMetrics
+        var memory: MemoryReport
+    }
+
+    /// The process's resident memory (from /proc/self/statm): after the 100th swipe (when there were that many) and
+    /// after the last one, for soak runs.
+    struct MemoryReport: Encodable {
+        var residentAfter100Swipes: Int?
+        var residentAtEnd: Int
+        var growthSince100Swipes: Int? { residentAfter100Swipes.map { residentAtEnd - $0 } }
+
+        enum CodingKeys: String, CodingKey { case residentAfter100Swipes, residentAtEnd, growthSince100Swipes }
+
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encodeIfPresent(residentAfter100Swipes, forKey: .residentAfter100Swipes)
+            try c.encode(residentAtEnd, forKey: .residentAtEnd)
+            try c.encodeIfPresent(growthSince100Swipes, forKey: .growthSince100Swipes)
+        }
     }
 
     func run() throws {
@@ -106,6 +125,7 @@ struct PlayCommand: ParsableCommand {
         configuration.pixelFormat = pixelFormat
         configuration.memoryBudget = SwipeScript.bytes(budget)!
         configuration.wraps = wrap
+        configuration.openOptions = mediaPolicy.applied(to: configuration.openOptions)
         if let workers { configuration.workers = max(1, workers) }
         let chosen = BuiltInPolicies.named(policy)!
         let player = FeedPlayer(feed: items, policy: chosen, configuration: configuration)
@@ -137,6 +157,7 @@ struct PlayCommand: ParsableCommand {
         }
         dwellOnCurrent(session?.initialWatch)
         var records: [SwipeRecord] = []
+        var residentAfter100: Int? = nil
         for (n, action) in actions.enumerated() {
             let started = DispatchTime.now().uptimeNanoseconds
             let outcome: CurrentFrame
@@ -180,20 +201,30 @@ struct PlayCommand: ParsableCommand {
             records.append(record)
             // Dwell: the current item plays while the window around it is prefetched; the next swipe stops it.
             dwellOnCurrent(session?.steps[n].watch)
+            if n + 1 == 100 { residentAfter100 = ResidentMemory.bytes() }
         }
         let metrics = player.metrics
+        let memory = MemoryReport(residentAfter100Swipes: residentAfter100, residentAtEnd: ResidentMemory.bytes())
         player.shutdown()
         if json {
-            let data = try Console.jsonEncoder().encode(Report(policy: chosen.name, swipes: records, metrics: metrics))
+            let report = Report(policy: chosen.name, swipes: records, metrics: metrics, memory: memory)
+            let data = try Console.jsonEncoder().encode(report)
             Console.out(String(decoding: data, as: UTF8.self) + "\n")
         } else {
             Console.out(PlaySummary.text(metrics, policy: chosen.name))
+            Console.out(PlaySummary.text(memory))
         }
     }
 }
 
 /// The metrics as a few readable lines.
 enum PlaySummary {
+    static func text(_ memory: PlayCommand.MemoryReport) -> String {
+        func mib(_ b: Int) -> String { String(format: "%.1f MiB", Double(b) / 1_048_576) }
+        guard let after100 = memory.residentAfter100Swipes else { return "resident \(mib(memory.residentAtEnd))\n" }
+        return "resident \(mib(after100)) after 100 swipes, \(mib(memory.residentAtEnd)) at the end\n"
+    }
+
     static func text(_ m: FeedPlayerMetrics, policy: String) -> String {
         func mib(_ b: Int) -> String { String(format: "%.1f MiB", Double(b) / 1_048_576) }
         return """

@@ -31,8 +31,10 @@ struct ProbeCommand: ParsableCommand {
         var message: String
     }
 
+    @OptionGroup var policy: MediaPolicyOptions
+
     func run() throws {
-        var options = OpenOptions()
+        var options = policy.applied(to: OpenOptions())
         options.openTimeout = timeout
         var entries: [Entry] = []
         var failures = 0

@@ -21,6 +21,7 @@ struct ThumbsRunCommand: ParsableCommand {
     )
 
     @OptionGroup var feedSource: FeedSourceOptions
+    @OptionGroup var policy: MediaPolicyOptions
 
     @Option(help: "The listing's shape: manifest, cloudinary, pexels or imagefeed. Default: detected.")
     var feedFormat: FeedFormatOption?
@@ -121,9 +122,10 @@ struct ThumbsRunCommand: ParsableCommand {
             throw ExitCode(2)
         }
         for skipped in page.skipped { Console.error("thumbs: skipped feed entry: \(skipped)") }
-        let configuration = ThumbnailBatch.Configuration(
+        var configuration = ThumbnailBatch.Configuration(
             output: URL(fileURLWithPath: out), options: options, jobs: jobs, timeLimit: timeLimit, force: force,
             shard: try resolvedShard())
+        configuration.openOptions = policy.applied(to: configuration.openOptions)
         let batch = ThumbnailBatch(feed: page.items, configuration: configuration)
         let reporter = ProgressReporter(enabled: !quiet)
         let summary: ThumbnailBatch.Summary

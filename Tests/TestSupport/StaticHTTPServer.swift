@@ -8,22 +8,9 @@ public final class StaticHTTPServer {
     public let port: Int
 
     public init(folder: String) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-u", "-m", "http.server", "--bind", "127.0.0.1", "--directory", folder, "0"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
         // First line: "Serving HTTP on 127.0.0.1 port 43567 (http://127.0.0.1:43567/) ..."
-        var line = Data()
-        let handle = out.fileHandleForReading
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        let text = String(decoding: line, as: UTF8.self)
+        let text: String
+        (process, text) = try launchPython(["-m", "http.server", "--bind", "127.0.0.1", "--directory", folder, "0"])
         guard let range = text.range(of: "port "),
               let port = Int(text[range.upperBound...].prefix { $0.isNumber }) else {
             kill(process.processIdentifier, SIGKILL)

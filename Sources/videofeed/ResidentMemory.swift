@@ -1,0 +1,12 @@
+import Foundation
+
+/// The process's resident set size.
+enum ResidentMemory {
+    /// Resident bytes, from the second field of /proc/self/statm (pages); 0 where there is no /proc.
+    static func bytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}
