@@ -10,14 +10,15 @@ import Media
 public struct ThumbnailRenderer: Sendable {
     /// How thumbnails are chosen and sized.
     public var options: ThumbnailOptions
-    /// Protocol whitelist and open/read time limits for the source.
+    /// The open policy and limits for the source: by default ``OpenOptions/untrusted(streamInfo:)`` (caps on decoded
+    /// frames, bytes and time per item; playlists refused) with the stream information from the header.
     public var openOptions: OpenOptions
     /// Decoder threads per item; 1 suits a batch that runs one item per core.
     public var decoderThreads: Int
 
     /// A renderer with `options`.
-    public init(options: ThumbnailOptions = ThumbnailOptions(), openOptions: OpenOptions = OpenOptions(streamInfo: .header),
-                decoderThreads: Int = 1) {
+    public init(options: ThumbnailOptions = ThumbnailOptions(),
+                openOptions: OpenOptions = .untrusted(streamInfo: .header), decoderThreads: Int = 1) {
         self.options = options
         self.openOptions = openOptions
         self.decoderThreads = max(1, decoderThreads)
