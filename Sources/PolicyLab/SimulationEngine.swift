@@ -180,8 +180,9 @@ struct SimulationEngine {
         }
     }
 
-    /// Linux's CFS weight of the job's lane: nice 5 (the lane kept for the item on screen) 335, nice 10 110.
-    private func weight(_ job: SimJob) -> Double { job.lane == rules.urgentLane ? 335 : 110 }
+    /// Linux's CFS weight of the job's lane at the live engine's nice level for it (``PrefetchRules/nice(ofLane:)``):
+    /// 335 for the lane kept for the item on screen (nice 5), 110 for background lanes (nice 10).
+    private func weight(_ job: SimJob) -> Double { PrefetchRules.cpuWeight(nice: rules.nice(ofLane: job.lane)) }
 
     private mutating func summary() -> SimulationMetrics {
         var m = metrics

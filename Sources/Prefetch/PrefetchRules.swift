@@ -1,3 +1,5 @@
+import Foundation
+
 /// The scheduling decisions of prefetching, as pure functions of the slots' state: which work is still needed,
 /// which queued job starts next and on which lane, when a job has done enough, which frames the memory budget evicts
 /// first, and which open decoders are kept.
@@ -27,6 +29,26 @@ public struct PrefetchRules: Sendable, Hashable {
 
     /// The lane kept for the item on screen.
     public var urgentLane: Int { workers }
+
+    /// The nice level of the lane kept for the item on screen: above the background lanes, a little below the
+    /// caller's own threads (a front end's UI thread stays ahead of it).
+    public static let urgentLaneNice: Int32 = 5
+    /// The nice level of the background lanes.
+    public static let backgroundLaneNice: Int32 = 10
+
+    /// The nice level a lane's thread runs at.
+    public func nice(ofLane lane: Int) -> Int32 { lane == urgentLane ? Self.urgentLaneNice : Self.backgroundLaneNice }
+
+    /// Linux's CFS weight for a nice level (1024 at nice 0, about 1.25× less per step: 335 at 5, 110 at 10), how
+    /// the scheduler shares a core between runnable threads. PolicyLab shares its virtual cores by it.
+    public static func cpuWeight(nice: Int32) -> Double {
+        switch nice {
+        case 0: 1024
+        case 5: 335
+        case 10: 110
+        default: 1024 / pow(1.25, Double(nice))
+        }
+    }
 
     /// Items between `index` and `current`, the short way round on a wrapping feed.
     public func distance(_ index: Int, from current: Int) -> Int {

@@ -107,11 +107,11 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         self.budget = budget
         self.rules = PrefetchRules(workers: workers, budget: budget, keepHandlesWithin: keepHandlesWithin,
                                    feedLength: feedLength, wraps: wraps)
-        // One more lane than workers, at normal priority: kept for the item on screen. (A swipe no longer waits for
-        // any of this — it answers from the board — so the item on screen may compete with the caller's thread as
-        // an equal.)
+        // One more lane than workers, kept for the item on screen; the nice levels are the rules' (PolicyLab shares
+        // its virtual cores by the same levels).
+        let rules = self.rules
         self.lanes = (0...max(1, workers)).map {
-            WorkerLane(name: "videofeed.prefetch.worker\($0)", nice: $0 == max(1, workers) ? 0 : 10)
+            WorkerLane(name: "videofeed.prefetch.worker\($0)", nice: rules.nice(ofLane: $0))
         }
         self.laneBusy = Array(repeating: false, count: max(1, workers) + 1)
     }

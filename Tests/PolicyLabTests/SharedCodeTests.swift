@@ -47,6 +47,16 @@ final class CountingPolicy: PrefetchPolicy, @unchecked Sendable {
         #expect(rules == PrefetchRules(workers: 3, budget: 1234, keepHandlesWithin: 2, feedLength: 9, wraps: true))
     }
 
+    @Test("the lanes' priorities are the rules': the live engine's nice levels and the weights the simulator shares cores by")
+    func lanePriorities() {
+        let rules = PrefetchRules(workers: 2, budget: 1, feedLength: 10)
+        #expect(rules.nice(ofLane: rules.urgentLane) == PrefetchRules.urgentLaneNice)
+        #expect(rules.nice(ofLane: 0) == PrefetchRules.backgroundLaneNice)
+        #expect(PrefetchRules.cpuWeight(nice: 0) == 1024 && PrefetchRules.cpuWeight(nice: 5) == 335
+                && PrefetchRules.cpuWeight(nice: 10) == 110)
+        #expect(abs(PrefetchRules.cpuWeight(nice: 3) - 1024 / pow(1.25, 3)) < 1e-9)
+    }
+
     @Test("a different policy changes the outcome (the policy is really consulted)")
     func policyMatters() throws {
         let scenario = Scenario.generated(model: .scroller, swipes: 150, seed: 4)
