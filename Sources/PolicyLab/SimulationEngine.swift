@@ -5,7 +5,7 @@ import Prefetch
 /// Timed events (swipes, playback frames falling due, bandwidth changes) wait in an ``EventQueue``; the work on the
 /// lanes is fluid — each running step has work left (CPU seconds, bytes, or seconds of waiting) and a rate: CPU
 /// steps share the cores by weight as Linux shares them between the lanes' nice levels (the lane kept for the item on
-/// screen at nice 5 weighs 335, background lanes at nice 10 weigh 110; no thread gets more than one core), downloads
+/// screen at nice 0 weighs 1024, background lanes at nice 10 weigh 110 (PrefetchRules' levels); no thread gets more than one core), downloads
 /// share the bandwidth equally. The loop always advances to whichever comes first, the next event or the next step
 /// to finish. Single-threaded and deterministic: the same scenario gives the same numbers.
 struct SimulationEngine {
@@ -144,7 +144,7 @@ struct SimulationEngine {
             }
         }
         if cpuWeight > 0 {
-            // Threads in order of weight: other work (1024) first, then the lane kept for the item on screen (335),
+            // Threads in order of weight: other work (1024) first, then the lane kept for the item on screen (1024),
             // then background lanes (110). The heaviest take a whole core while their fair share exceeds one.
             var capacity = Double(scenario.cores)
             var other = scenario.backgroundLoad
@@ -181,7 +181,7 @@ struct SimulationEngine {
     }
 
     /// Linux's CFS weight of the job's lane at the live engine's nice level for it (``PrefetchRules/nice(ofLane:)``):
-    /// 335 for the lane kept for the item on screen (nice 5), 110 for background lanes (nice 10).
+    /// 1024 for the lane kept for the item on screen (nice 0), 110 for background lanes (nice 10).
     private func weight(_ job: SimJob) -> Double { PrefetchRules.cpuWeight(nice: rules.nice(ofLane: job.lane)) }
 
     private mutating func summary() -> SimulationMetrics {

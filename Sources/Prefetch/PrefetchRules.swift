@@ -30,9 +30,10 @@ public struct PrefetchRules: Sendable, Hashable {
     /// The lane kept for the item on screen.
     public var urgentLane: Int { workers }
 
-    /// The nice level of the lane kept for the item on screen: above the background lanes, a little below the
-    /// caller's own threads (a front end's UI thread stays ahead of it).
-    public static let urgentLaneNice: Int32 = 5
+    /// The nice level of the lane kept for the item on screen: normal priority, far above the background lanes. (A
+    /// swipe never waits for this lane, so it need not yield to the caller's threads; at nice 5 a cold item's first
+    /// frame lost up to a quarter of its speed to any other work on the machine.)
+    public static let urgentLaneNice: Int32 = 0
     /// The nice level of the background lanes.
     public static let backgroundLaneNice: Int32 = 10
 

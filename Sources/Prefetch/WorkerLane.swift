@@ -7,7 +7,7 @@ import Glibc
 ///
 /// Dispatch's shared threads cannot carry a priority: a thread that ran a low-priority job would keep it for the
 /// next unrelated block (a priority can be lowered but not raised again without privileges). So each lane is a
-/// dedicated thread: background lanes run at nice 10, the lane kept for the item on screen at nice 5
+/// dedicated thread: background lanes run at nice 10, the lane kept for the item on screen at nice 0
 /// (``PrefetchRules/nice(ofLane:)``).
 final class WorkerLane: Sendable {
     private let queue = Locked<(jobs: [@Sendable () -> Void], stopped: Bool)>(([], false))
