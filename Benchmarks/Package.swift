@@ -28,6 +28,7 @@ let package = Package(
                 .product(name: "Feed", package: "VideoFeedEngine"),
                 .product(name: "Prefetch", package: "VideoFeedEngine"),
                 .product(name: "FeedPlayer", package: "VideoFeedEngine"),
+                .product(name: "PolicyLab", package: "VideoFeedEngine"),
             ],
             path: "Benchmarks/FeedPlayerSwipe",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -129,7 +129,7 @@ struct PlayCommand: ParsableCommand {
         if let workers { configuration.workers = max(1, workers) }
         let chosen = BuiltInPolicies.named(policy)!
         let player = FeedPlayer(feed: items, policy: chosen, configuration: configuration)
-        var rng = SplitMix64(seed: seed)
+        var rng = SimRandom(seed: seed)
         // A trace gives the swipes and the watch time after each one; otherwise the dwell range does.
         var session: SwipeSession?
         if let trace {

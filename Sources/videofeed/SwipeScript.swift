@@ -1,3 +1,4 @@
+import Foundation
 import PolicyLab
 
 /// One swipe of a `play` script.
@@ -41,7 +42,7 @@ enum SwipeScript {
     }
 
     /// Random swipes: 80 % next, 15 % previous, 5 % a jump anywhere.
-    static func random(count: Int, feedLength: Int, rng: inout SplitMix64) -> [SwipeAction] {
+    static func random(count: Int, feedLength: Int, rng: inout SimRandom) -> [SwipeAction] {
         (0..<count).map { _ in
             let r = rng.next() % 100
             if r < 80 { return .next }
@@ -71,18 +72,3 @@ enum SwipeScript {
         return v
     }
 }
-
-/// A small seeded random generator (SplitMix64): the same seed gives the same swipes on every machine.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-import Foundation

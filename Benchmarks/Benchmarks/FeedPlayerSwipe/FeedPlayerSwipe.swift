@@ -3,6 +3,7 @@ import Feed
 import FeedPlayer
 import Foundation
 import Media
+import PolicyLab
 import Prefetch
 
 /// Swipe latency of the live engine on 1080x1920 H.264 (the `Fixtures/generate.sh --bench` clip), displayed at
@@ -71,7 +72,7 @@ let benchmarks: @Sendable () -> Void = {
                                    maxIterations: 1)) { benchmark in
         let player = FeedPlayer(feed: feed, configuration: configuration)
         player.start(at: 0)
-        var rng = SplitMix64(seed: 1)  // the same 1,000 swipes and dwell times in every run
+        var rng = SimRandom(seed: 1)  // the same 1,000 swipes and dwell times in every run
         var index = 0
         for _ in 0..<1000 {
             let r = Int.random(in: 0..<100, using: &rng)
@@ -108,18 +109,5 @@ final class PlayerBox: @unchecked Sendable {
             made = player
             return player
         }
-    }
-}
-
-/// A seeded generator (SplitMix64), so every run makes the same swipes.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
