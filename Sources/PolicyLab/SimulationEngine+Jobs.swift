@@ -1,123 +1,129 @@
 import Prefetch
 
-/// The preparer half: FeedPlayer's MediaPreparer as a step machine charged virtual time.
+/// The preparer half: FeedPlayer's MediaPreparer as a step machine charged virtual time. A job is named by the lane
+/// it runs on; its state is `lanes[lane]`.
 extension SimulationEngine {
     /// PrefetchScheduler.start + MediaPreparer.prepare's beginning: takes the slot's handle and picks the first step.
-    mutating func start(_ s: SimSlot, job: SimJob, target: PrefetchStage) {
-        job.target = target
-        job.hadFirst = s.hasFirst
-        job.bufferedAtStart = s.bufferedSeconds
-        job.handle = s.handle
-        s.handle = nil
+    mutating func start(_ p: Int, lane: Int, target: PrefetchStage) {
+        let s = slots.values[p]
+        lanes[lane]!.target = target
+        lanes[lane]!.hadFirst = s.hasFirst
+        lanes[lane]!.bufferedAtStart = s.bufferedSeconds
+        slots.values[p].handle = nil
         ratesDirty = true
-        if job.handle == nil {
-            job.handle = SimHandle()
-            if let network = scenario.network {
-                set(job, .connect, 2 * network.roundTrip)
-            } else {
-                set(job, .open, table.openSeconds[job.index])
-            }
+        if let handle = s.handle {
+            lanes[lane]!.handle = handle
+            continueToFrames(lane)
+        } else if let network = scenario.network {
+            set(lane, .connect, 2 * network.roundTrip)
         } else {
-            continueToFrames(job)
+            set(lane, .open, table.openSeconds[s.index])
         }
     }
 
-    private mutating func set(_ job: SimJob, _ phase: SimJob.Phase, _ work: Double) {
-        let before = job.kind
-        job.phase = phase
-        job.remaining = work
-        if job.kind != before || job.rate == 0 { ratesDirty = true }
+    private mutating func set(_ lane: Int, _ phase: SimJob.Phase, _ work: Double) {
+        let before = lanes[lane]!.kind
+        lanes[lane]!.phase = phase
+        lanes[lane]!.remaining = work
+        if lanes[lane]!.kind != before || lanes[lane]!.rate == 0 { ratesDirty = true }
     }
 
-    /// Cancels a job: a download or a wait is interrupted at once (FFmpeg's interrupt callback); a CPU step runs to
-    /// its end, then the job returns.
-    mutating func cancel(_ job: SimJob) {
-        job.cancelled = true
-        if job.kind != .cpu { job.remaining = 0 }
+    /// Cancels the job on `lane`: a download or a wait is interrupted at once (FFmpeg's interrupt callback); a CPU
+    /// step runs to its end, then the job returns.
+    mutating func cancel(_ lane: Int) {
+        lanes[lane]!.cancelled = true
+        if lanes[lane]!.kind != .cpu { lanes[lane]!.remaining = 0 }
     }
 
-    private mutating func finishSoon(_ job: SimJob) { set(job, .done, 0) }
+    private mutating func finishSoon(_ lane: Int) { set(lane, .done, 0) }
 
-    private mutating func continueToFrames(_ job: SimJob) {
-        guard job.target != .probed else { return finishSoon(job) }
-        if job.handle?.decoderOpen == true {
-            nextFrame(job)
+    private mutating func continueToFrames(_ lane: Int) {
+        guard lanes[lane]!.target != .probed else { return finishSoon(lane) }
+        if lanes[lane]!.handle.decoderOpen {
+            nextFrame(lane)
         } else {
-            set(job, .decoderOpen, table.decoderOpenSeconds[job.index])
+            set(lane, .decoderOpen, table.decoderOpenSeconds[lanes[lane]!.index])
         }
     }
 
-    private mutating func nextFrame(_ job: SimJob) {
-        let handle = job.handle!
+    private mutating func nextFrame(_ lane: Int) {
+        let index = lanes[lane]!.index
+        let handle = lanes[lane]!.handle
         if let network = scenario.network {
-            let duration = items.duration[job.index]
-            let needed = min(duration, Double(handle.frameInLoop + 1) / table.frameRate[job.index])
+            let duration = items.duration[index]
+            let needed = min(duration, Double(handle.frameInLoop + 1) / table.frameRate[index])
             if handle.downloadedSeconds < needed - 1e-9 {
-                return set(job, .chunkWait, network.roundTrip)
+                return set(lane, .chunkWait, network.roundTrip)
             }
         }
-        set(job, .frame, handle.frameInLoop == 0 ? table.firstFrameSeconds[job.index] : table.frameSeconds[job.index])
+        set(lane, .frame, handle.frameInLoop == 0 ? table.firstFrameSeconds[index] : table.frameSeconds[index])
     }
 
-    private mutating func chunkBytes(_ index: Int, seconds: Double) -> Double {
+    private func chunkBytes(_ index: Int, seconds: Double) -> Double {
         let bitrate = scenario.costs.items[items.costIndex[index]].sizeBytes.map { Double($0) * 8 / items.duration[index] } ?? scenario.network!.bitrate
         return bitrate / 8 * seconds
     }
 
-    /// The step the job was in has finished. A job that returns is finished here at once (the main loop calls this,
-    /// never `pump`, so finishing cannot recurse); a job that has nothing to do when it starts returns through a
-    /// zero-length step instead.
-    mutating func stepFinished(_ job: SimJob) {
-        if job.phase == .done || job.cancelled { return finish(job) }
-        let handle = job.handle!
+    /// The step the job on `lane` was in has finished. A job that returns is finished here at once (the main loop
+    /// calls this, never `pump`, so finishing cannot recurse); a job that has nothing to do when it starts returns
+    /// through a zero-length step instead.
+    mutating func stepFinished(lane: Int) {
+        let job = lanes[lane]!
+        if job.phase == .done || job.cancelled { return finish(lane: lane) }
+        let index = job.index
         switch job.phase {
         case .connect:
-            set(job, .probeDownload, Double(scenario.network!.probeBytes))
+            set(lane, .probeDownload, Double(scenario.network!.probeBytes))
         case .probeDownload:
-            set(job, .open, table.openSeconds[job.index])
+            set(lane, .open, table.openSeconds[index])
         case .open:
             // MediaPreparer: `job.reached(.probed)`; a job wanting only a probe is done.
-            reach(.probed, index: job.index, job: job)
+            reach(.probed, index: index, lane: lane)
             let more = PrefetchRules.jobNeedsMore(target: job.target, hadFirstFrame: job.hadFirst,
                                                   bufferedAtStart: job.bufferedAtStart, delivered: job.delivered,
                                                   deliveredSeconds: job.deliveredSeconds, stopped: job.stopped)
-            if more { continueToFrames(job) } else { finish(job) }
+            if more { continueToFrames(lane) } else { finish(lane: lane) }
         case .decoderOpen:
-            handle.decoderOpen = true
-            nextFrame(job)
+            lanes[lane]!.handle.decoderOpen = true
+            nextFrame(lane)
         case .chunkWait:
-            let remainingMedia = items.duration[job.index] - handle.downloadedSeconds
+            let remainingMedia = items.duration[index] - job.handle.downloadedSeconds
             let seconds = min(scenario.network!.chunkSeconds, max(remainingMedia, 0))
-            set(job, .chunkDownload, chunkBytes(job.index, seconds: seconds))
+            set(lane, .chunkDownload, chunkBytes(index, seconds: seconds))
         case .chunkDownload:
-            handle.downloadedSeconds = min(items.duration[job.index],
-                                           handle.downloadedSeconds + scenario.network!.chunkSeconds)
-            set(job, .frame, handle.frameInLoop == 0 ? table.firstFrameSeconds[job.index]
-                                                       : table.frameSeconds[job.index])
+            lanes[lane]!.handle.downloadedSeconds = min(items.duration[index],
+                                                       job.handle.downloadedSeconds + scenario.network!.chunkSeconds)
+            set(lane, .frame, job.handle.frameInLoop == 0 ? table.firstFrameSeconds[index] : table.frameSeconds[index])
         case .frame:
-            handle.frameInLoop += 1
-            if handle.frameInLoop >= table.framesPerLoop[job.index] { handle.frameInLoop = 0 }  // seek back: loop
-            decodedBytesTotal += table.frameBytes[job.index]
+            var frameInLoop = job.handle.frameInLoop + 1
+            if frameInLoop >= table.framesPerLoop[index] { frameInLoop = 0 }  // seek back: loop
+            lanes[lane]!.handle.frameInLoop = frameInLoop
+            decodedBytesTotal += table.frameBytes[index]
             // PrefetchJob.deliver: the job decides from what it delivered whether to go on, then hands the frame
             // over; a stop from the scheduler takes effect at the next frame, as with the live control queue.
             var more = false
             if !job.stopped {
-                if job.hadFirst || job.delivered > 0 { job.deliveredSeconds += table.frameDuration[job.index] }
-                job.delivered += 1
+                var deliveredSeconds = job.deliveredSeconds
+                if job.hadFirst || job.delivered > 0 { deliveredSeconds += table.frameDuration[index] }
+                let delivered = job.delivered + 1
+                lanes[lane]!.deliveredSeconds = deliveredSeconds
+                lanes[lane]!.delivered = delivered
                 more = PrefetchRules.jobNeedsMore(target: job.target, hadFirstFrame: job.hadFirst,
-                                                  bufferedAtStart: job.bufferedAtStart, delivered: job.delivered,
-                                                  deliveredSeconds: job.deliveredSeconds, stopped: false)
+                                                  bufferedAtStart: job.bufferedAtStart, delivered: delivered,
+                                                  deliveredSeconds: deliveredSeconds, stopped: false)
             }
-            deliver(to: job.index, job: job)
-            if more && !job.cancelled { nextFrame(job) } else { finish(job) }
+            deliver(to: index, lane: lane)
+            if more && !lanes[lane]!.cancelled { nextFrame(lane) } else { finish(lane: lane) }
         case .done:
             break
         }
     }
 
     /// PrefetchScheduler.reach.
-    private mutating func reach(_ stage: PrefetchStage, index: Int, job: SimJob) {
-        guard let s = slots[index], s.job === job, s.wanted != nil else { return }
-        if s.stage == nil || stage > s.stage! { s.stage = stage }
+    private mutating func reach(_ stage: PrefetchStage, index: Int, lane: Int) {
+        guard let p = slots.position(index), slots.values[p].job == .running(lane: lane),
+              slots.values[p].wanted != nil else { return }
+        if let reached = slots.values[p].stage, stage <= reached { return }
+        slots.values[p].stage = stage
     }
 }

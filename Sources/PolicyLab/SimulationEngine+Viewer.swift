@@ -84,8 +84,9 @@ extension SimulationEngine {
 
     /// A playback frame of the current item falls due (or a late one arrived during a stall).
     mutating func playbackTick() {
-        guard let s = slots[current] else { return beginStall() }
-        if fastForward && stalledSince == nil { fastForwardPlayback(s) }
+        guard let p = slots.position(current) else { return beginStall() }
+        let frameBytes = slots.values[p].frameBytes, frameDuration = slots.values[p].frameDuration
+        if fastForward && stalledSince == nil { fastForwardPlayback(p) }
         guard takeBufferedFrame(current) else { return beginStall() }
         if let since = stalledSince {
             origin += now - since
@@ -93,8 +94,8 @@ extension SimulationEngine {
             stalledSince = nil
         }
         metrics.framesShown += 1
-        shownBytes += s.frameBytes
-        elapsed += s.frameDuration
+        shownBytes += frameBytes
+        elapsed += frameDuration
         events.push(.playbackTick(generation: generation), at: origin + elapsed)
     }
 
@@ -118,13 +119,14 @@ extension SimulationEngine {
     /// counters and the decoder's position. So periods that end before the next event are applied as counter
     /// increments — the same arithmetic the step-by-step path does, in the same order — and the tick of the first
     /// period that does not fit is simulated normally. A test checks that results are identical with and without.
-    private mutating func fastForwardPlayback(_ s: SimSlot) {
-        guard s.hasFirst, s.job == nil, case .buffered(let target)? = s.wanted?.stage,
+    private mutating func fastForwardPlayback(_ p: Int) {
+        let s = slots.values[p]
+        guard s.hasFirst, s.job == .none, case .buffered(let target)? = s.wanted?.stage,
               s.stage == .buffered(seconds: target), let handle = s.handle, handle.decoderOpen,
               s.bufferCount > 0 else { return }
         let frameSeconds = table.frameSeconds[current]
-        guard frameSeconds < s.frameDuration, lanes.allSatisfy({ $0 == nil }) else { return }
-        for slot in slots.values where slot.job != nil || needsWork(slot) { return }
+        guard frameSeconds < s.frameDuration, runningJobs == 0, queuedJobs == 0 else { return }
+        for v in slots.values.indices where needsWork(slots.values[v]) { return }
         // Taking one frame must make the slot need exactly the one frame that refills it.
         let short = table.seconds(s.bufferCount - 1, of: current)
         guard short < target else { return }
@@ -137,21 +139,29 @@ extension SimulationEngine {
         let downloadedFrames = scenario.network == nil ? Int.max
             : Int((handle.downloadedSeconds * table.frameRate[current] + 1e-9).rounded(.down))
         // This tick's period: take at `now`, refill done at now + frameSeconds; the next tick at origin + elapsed + d.
-        while true {
-            let position = handle.frameInLoop
-            guard position >= 1, position + 1 < perLoop, position + 1 <= downloadedFrames else { break }
+        // Counted in locals, written back once.
+        var position = handle.frameInLoop
+        var periods = 0
+        var elapsed = self.elapsed
+        var now = self.now
+        while position >= 1, position + 1 < perLoop, position + 1 <= downloadedFrames {
             let nextTick = origin + elapsed + s.frameDuration
             guard nextTick < limit, now + frameSeconds < limit else { break }
             // The period, as the step-by-step path would count it.
-            tally.jobsStarted += 1
-            tally.framesDecoded += 1
-            tally.framesDelivered += 1
-            decodedBytesTotal += s.frameBytes
-            metrics.framesShown += 1
-            shownBytes += s.frameBytes
-            handle.frameInLoop += 1
+            periods += 1
+            position += 1
             elapsed += s.frameDuration
             now = origin + elapsed
         }
+        guard periods > 0 else { return }
+        tally.jobsStarted += periods
+        tally.framesDecoded += periods
+        tally.framesDelivered += periods
+        decodedBytesTotal += periods * s.frameBytes
+        metrics.framesShown += periods
+        shownBytes += periods * s.frameBytes
+        slots.values[p].handle!.frameInLoop = position
+        self.elapsed = elapsed
+        self.now = now
     }
 }

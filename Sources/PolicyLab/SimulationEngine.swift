@@ -30,12 +30,20 @@ struct SimulationEngine {
     var slots = SlotTable()
     var table: ItemTable
     var lanes: [SimJob?]
+    /// Which lanes run a job (`lanes[l] != nil`), and how many; jobs queued in slots. Kept with `lanes` and the slots
+    /// so that `pump` answers "can anything start?" without scanning.
+    var laneBusy: [Bool]
+    var runningJobs = 0
+    var queuedJobs = 0
+    /// Reused by `pump` and `updateRates` (they run for nearly every job).
+    var queuedScratch: [PrefetchRules.Queued] = []
+    var cappedScratch: [Bool]
     var tally = SimCounters()
     var ratesDirty = true
     /// The last eviction order asked for, as slots (see `evict`).
     var evictionKey: EvictionKey?
-    var evictionBuffered: [SimSlot] = []
-    var evictionFirst: [SimSlot] = []
+    var evictionBuffered: [Int] = []
+    var evictionFirst: [Int] = []
     var bandwidth = 0.0
 
     // The viewer.
@@ -62,7 +70,9 @@ struct SimulationEngine {
                               keepHandlesWithin: scenario.keepHandlesWithin, feedLength: scenario.feedLength,
                               wraps: scenario.wraps)
         lanes = Array(repeating: nil, count: rules.workers + 1)
-        table = ItemTable(items: items, costs: scenario.costs)
+        laneBusy = Array(repeating: false, count: rules.workers + 1)
+        cappedScratch = laneBusy
+        table = ItemTable(items: items, costs: scenario.costs, budget: scenario.budget)
         metrics = SimulationMetrics(policy: policy.name)
         metrics.memoryBudget = scenario.budget
     }
@@ -80,21 +90,23 @@ struct SimulationEngine {
         pump()
         while !finished {
             if ratesDirty { updateRates() }
-            var nextJob: SimJob?
+            var nextLane = -1
             var jobTime = Double.infinity
-            for case let job? in lanes where job.rate > 0 {
-                let t = now + job.remaining / job.rate
+            for lane in lanes.indices {
+                guard let job = lanes[lane], job.rate > 0 else { continue }
+                // A whole core (rate 1) is the common case; dividing by 1 changes nothing, so skip it.
+                let t = now + (job.rate == 1 ? job.remaining : job.remaining / job.rate)
                 if t < jobTime {
                     jobTime = t
-                    nextJob = job
+                    nextLane = lane
                 }
             }
             let eventTime = events.nextTime ?? .infinity
-            if let job = nextJob, jobTime <= eventTime {
-                advance(to: jobTime, completing: job)
-                stepFinished(job)
+            if nextLane >= 0, jobTime <= eventTime {
+                advance(to: jobTime, completing: nextLane)
+                stepFinished(lane: nextLane)
             } else if let (time, event) = events.pop() {
-                advance(to: time, completing: nil)
+                advance(to: time, completing: -1)
                 handle(event)
             } else {
                 break  // nothing left to happen (cannot occur: the session's end is always scheduled)
@@ -103,15 +115,17 @@ struct SimulationEngine {
         return summary()
     }
 
-    private mutating func advance(to time: Double, completing: SimJob?) {
+    /// Moves virtual time to `time`, charging every running step its progress; the step on lane `completing` (or
+    /// none, -1) is done.
+    private mutating func advance(to time: Double, completing: Int) {
         let dt = time - now
         if dt > 0 {
-            for case let job? in lanes where job !== completing {
-                job.remaining = max(0, job.remaining - job.rate * dt)
+            for lane in lanes.indices where lane != completing && lanes[lane] != nil {
+                lanes[lane]!.remaining = max(0, lanes[lane]!.remaining - lanes[lane]!.rate * dt)
             }
             now = time
         }
-        completing?.remaining = 0
+        if completing >= 0 { lanes[completing]!.remaining = 0 }
     }
 
     private mutating func handle(_ event: Event) {
@@ -136,11 +150,12 @@ struct SimulationEngine {
         ratesDirty = false
         var downloads = 0
         var cpuWeight = 0.0
-        for case let job? in lanes {
+        for lane in lanes.indices {
+            guard let job = lanes[lane] else { continue }
             switch job.kind {
-            case .cpu: cpuWeight += weight(job)
+            case .cpu: cpuWeight += weight(lane)
             case .download: downloads += 1
-            case .wait: job.rate = 1
+            case .wait: lanes[lane]!.rate = 1
             }
         }
         if cpuWeight > 0 {
@@ -155,34 +170,35 @@ struct SimulationEngine {
                 total -= share * 1024
                 other -= share
             }
-            var capped: [ObjectIdentifier] = []
+            // `cappedScratch[lane]`: the lane runs a CPU step not yet given a whole core.
+            for lane in lanes.indices { cappedScratch[lane] = lanes[lane]?.kind == .cpu }
             while true {
-                var heaviest: SimJob?
-                for case let job? in lanes where job.kind == .cpu && !capped.contains(ObjectIdentifier(job)) {
-                    if heaviest == nil || weight(job) > weight(heaviest!) { heaviest = job }
+                var heaviest = -1
+                for lane in lanes.indices where cappedScratch[lane] {
+                    if heaviest < 0 || weight(lane) > weight(heaviest) { heaviest = lane }
                 }
-                guard let top = heaviest else { break }
-                guard capacity > 0, total > 0, weight(top) * capacity / total >= 1 else {
-                    for case let job? in lanes where job.kind == .cpu && !capped.contains(ObjectIdentifier(job)) {
-                        job.rate = total > 0 ? max(0, weight(job) * capacity / total) : 0
+                guard heaviest >= 0 else { break }
+                guard capacity > 0, total > 0, weight(heaviest) * capacity / total >= 1 else {
+                    for lane in lanes.indices where cappedScratch[lane] {
+                        lanes[lane]!.rate = total > 0 ? max(0, weight(lane) * capacity / total) : 0
                     }
                     break
                 }
-                top.rate = 1
-                capped.append(ObjectIdentifier(top))
+                lanes[heaviest]!.rate = 1
+                cappedScratch[heaviest] = false
                 capacity -= 1
-                total -= weight(top)
+                total -= weight(heaviest)
             }
         }
         if downloads > 0 {
             let share = bandwidth / 8 / Double(downloads)
-            for case let job? in lanes where job.kind == .download { job.rate = share }
+            for lane in lanes.indices where lanes[lane]?.kind == .download { lanes[lane]!.rate = share }
         }
     }
 
     /// Linux's CFS weight of the job's lane at the live engine's nice level for it (``PrefetchRules/nice(ofLane:)``):
     /// 1024 for the lane kept for the item on screen (nice 0), 110 for background lanes (nice 10).
-    private func weight(_ job: SimJob) -> Double { PrefetchRules.cpuWeight(nice: rules.nice(ofLane: job.lane)) }
+    private func weight(_ lane: Int) -> Double { PrefetchRules.cpuWeight(nice: rules.nice(ofLane: lane)) }
 
     private mutating func summary() -> SimulationMetrics {
         var m = metrics

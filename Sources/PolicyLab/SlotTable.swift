@@ -1,29 +1,43 @@
 /// The simulation's slots by item index: a handful of entries (the wanted set plus slots whose cancelled job has not
-/// returned), so a linear scan of two small arrays beats hashing on the hot path.
+/// returned), so a linear scan of two small arrays beats hashing on the hot path. Slots are values stored here, not
+/// objects: the hot path reads and changes them in place by position, without reference counting.
+///
+/// A position stays valid until a slot is removed (``version`` changes); adding a slot appends it.
 struct SlotTable {
     private(set) var keys: [Int] = []
-    private(set) var values: [SimSlot] = []
+    /// The slots, in the order they were added (the order of ``keys``).
+    var values: [SimSlot] = []
     /// Changes whenever a slot is added or removed (memoized answers about the set of slots check it).
     private(set) var version = 0
 
-    subscript(index: Int) -> SimSlot? {
-        get {
-            for i in keys.indices where keys[i] == index { return values[i] }
-            return nil
+    /// Where item `index`'s slot is, if it has one.
+    @inline(__always)
+    func position(_ index: Int) -> Int? {
+        var i = 0
+        while i < keys.count {
+            if keys[i] == index { return i }
+            i += 1
         }
-        set {
-            if let i = keys.firstIndex(of: index) {
-                if let newValue { values[i] = newValue } else {
-                    keys.remove(at: i)
-                    values.remove(at: i)
-                    version += 1
-                }
-            } else if let newValue {
-                keys.append(index)
-                values.append(newValue)
-                version += 1
-            }
-        }
+        return nil
+    }
+
+    /// A copy of item `index`'s slot, if it has one.
+    subscript(index: Int) -> SimSlot? { position(index).map { values[$0] } }
+
+    /// Adds a slot for an item that has none; returns its position.
+    mutating func add(_ slot: SimSlot) -> Int {
+        keys.append(slot.index)
+        values.append(slot)
+        version += 1
+        return keys.count - 1
+    }
+
+    /// Removes item `index`'s slot, if it has one.
+    mutating func remove(_ index: Int) {
+        guard let i = position(index) else { return }
+        keys.remove(at: i)
+        values.remove(at: i)
+        version += 1
     }
 }
 
@@ -38,11 +52,15 @@ struct ItemTable {
     var frameRate: [Double] = []
     var framesPerLoop: [Int] = []
     /// Which kind of item (profile entry) each item is, and for each kind the seconds held by `n` buffered frames,
-    /// summed one frame at a time as the live scheduler sums its buffer (so comparisons with targets agree exactly).
+    /// summed one frame at a time as the live scheduler sums its buffer (so comparisons with targets agree exactly):
+    /// kind `k`'s sums are `bufferedSeconds[start[k] ..< start[k + 1]]`, precomputed for as many frames as the
+    /// budget can hold (a count the budget allows), at most 65,536; beyond, they are summed on demand.
     var kind: [Int] = []
-    private var bufferedSeconds: [[Double]] = []
+    private var bufferedSeconds: [Double] = []
+    private var start: [Int] = []
+    private var kindFrameDuration: [Double] = []
 
-    init(items: FeedItems, costs: CostProfile) {
+    init(items: FeedItems, costs: CostProfile, budget: Int) {
         for i in items.duration.indices {
             let c = costs.items[items.costIndex[i]]
             frameBytes.append(c.bytesPerFrame)
@@ -55,15 +73,29 @@ struct ItemTable {
             framesPerLoop.append(max(1, Int((items.duration[i] * c.frameRate).rounded())))
             kind.append(items.costIndex[i])
         }
-        bufferedSeconds = costs.items.map { _ in [0] }
+        for c in costs.items {
+            let d = 1 / c.frameRate
+            let count = min(budget / max(c.bytesPerFrame, 1), 1 << 16) + 1
+            start.append(bufferedSeconds.count)
+            kindFrameDuration.append(d)
+            var sum = 0.0
+            bufferedSeconds.append(sum)
+            for _ in 0..<count {
+                sum += d
+                bufferedSeconds.append(sum)
+            }
+        }
+        start.append(bufferedSeconds.count)
     }
 
     /// Seconds of `count` buffered frames of item `index`.
-    mutating func seconds(_ count: Int, of index: Int) -> Double {
+    @inline(__always)
+    func seconds(_ count: Int, of index: Int) -> Double {
         let k = kind[index]
-        while bufferedSeconds[k].count <= count {
-            bufferedSeconds[k].append(bufferedSeconds[k].last! + frameDuration[index])
-        }
-        return bufferedSeconds[k][count]
+        let i = start[k] + count
+        if i < start[k + 1] { return bufferedSeconds[i] }
+        var sum = bufferedSeconds[start[k + 1] - 1]
+        for _ in start[k + 1] - 1 - start[k] ..< count { sum += kindFrameDuration[k] }
+        return sum
     }
 }

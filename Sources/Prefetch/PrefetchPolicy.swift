@@ -13,10 +13,13 @@ extension PrefetchPolicy {
     /// Builds requests for offsets from the current item, in order of urgency, dropping indexes past the ends and
     /// duplicates (a short wrapped feed reaches the same item twice).
     func requests(_ context: PrefetchContext, _ offsets: [(offset: Int, stage: PrefetchStage)]) -> [PrefetchRequest] {
-        var seen = Set<Int>()
+        // A handful of entries: a linear scan for duplicates beats hashing (PolicyLab asks once per swipe).
         var out: [PrefetchRequest] = []
+        out.reserveCapacity(offsets.count)
         for (rank, entry) in offsets.enumerated() {
-            guard let index = context.index(offset: entry.offset), seen.insert(index).inserted else { continue }
+            guard let index = context.index(offset: entry.offset), !out.contains(where: { $0.index == index }) else {
+                continue
+            }
             out.append(PrefetchRequest(index: index, stage: entry.stage, priority: 1000 - rank))
         }
         return out

@@ -28,6 +28,7 @@ public struct PrefetchRules: Sendable, Hashable {
     }
 
     /// The lane kept for the item on screen.
+    @inlinable
     public var urgentLane: Int { workers }
 
     /// The nice level of the lane kept for the item on screen: normal priority, far above the background lanes. (A
@@ -38,10 +39,12 @@ public struct PrefetchRules: Sendable, Hashable {
     public static let backgroundLaneNice: Int32 = 10
 
     /// The nice level a lane's thread runs at.
+    @inlinable
     public func nice(ofLane lane: Int) -> Int32 { lane == urgentLane ? Self.urgentLaneNice : Self.backgroundLaneNice }
 
     /// Linux's CFS weight for a nice level (1024 at nice 0, about 1.25× less per step: 335 at 5, 110 at 10), how
     /// the scheduler shares a core between runnable threads. PolicyLab shares its virtual cores by it.
+    @inlinable
     public static func cpuWeight(nice: Int32) -> Double {
         switch nice {
         case 0: 1024
@@ -52,15 +55,18 @@ public struct PrefetchRules: Sendable, Hashable {
     }
 
     /// Items between `index` and `current`, the short way round on a wrapping feed.
+    @inlinable
     public func distance(_ index: Int, from current: Int) -> Int {
         let d = abs(index - current)
         return wraps && feedLength > 0 ? min(d, feedLength - d) : d
     }
 
     /// Whether an item at `index` keeps its open decoder between jobs while `current` is on screen.
+    @inlinable
     public func keepsHandle(_ index: Int, current: Int) -> Bool { distance(index, from: current) <= keepHandlesWithin }
 
     /// Whether a slot still needs work for its wanted stage: never once it failed, nor while the budget starved it.
+    @inlinable
     public static func needsWork(wanted: PrefetchStage?, reached: PrefetchStage?, hasFirstFrame: Bool,
                                  bufferedSeconds: Double, failed: Bool, starved: Bool) -> Bool {
         guard let wanted, !failed, !starved else { return false }
@@ -73,6 +79,7 @@ public struct PrefetchRules: Sendable, Hashable {
 
     /// Whether a running job goes on after its deliveries so far: it has a first frame once it delivered one (or
     /// the item had one), and a buffered target counts the seconds delivered after the first frame.
+    @inlinable
     public static func jobNeedsMore(target: PrefetchStage, hadFirstFrame: Bool, bufferedAtStart: Double,
                                     delivered: Int, deliveredSeconds: Double, stopped: Bool) -> Bool {
         if stopped { return false }
@@ -143,26 +150,46 @@ public struct PrefetchRules: Sendable, Hashable {
     ///   - laneBusy: one flag per lane, `workers + 1` of them, the last for the urgent lane.
     public func jobsToStart(current: CurrentState?, queued: [Queued], laneBusy: [Bool]) -> [(index: Int, lane: Int)] {
         var starts: [(index: Int, lane: Int)] = []
-        var busy = laneBusy
-        var waiting = queued
         var currentWaits = false
+        // Whether the current item's queued job left the waiting list for the urgent lane.
+        var currentStarted = false
         if let current {
             currentWaits = !current.hasFirstFrame && current.jobRunning
-            if current.jobQueued, !busy[urgentLane] {
+            if current.jobQueued, !laneBusy[urgentLane] {
                 starts.append((current.index, urgentLane))
-                busy[urgentLane] = true
-                waiting.removeAll { $0.index == current.index }
+                currentStarted = true
                 currentWaits = !current.hasFirstFrame
             }
         }
-        while !currentWaits, let lane = busy.prefix(workers).firstIndex(of: false) {
-            guard let pick = Self.mostUrgent(waiting) else { break }
-            starts.append((waiting[pick].index, lane))
-            busy[lane] = true
-            if let current, waiting[pick].index == current.index, !current.hasFirstFrame { currentWaits = true }
-            waiting.remove(at: pick)
+        guard !currentWaits else { return starts }
+        // Positions in `queued` already started (this runs for every job the simulator starts: no allocation unless
+        // more than 64 jobs are queued).
+        var picked = PositionSet()
+        for lane in 0..<workers where !laneBusy[lane] {
+            var best = -1
+            for i in queued.indices {
+                let q = queued[i]
+                if currentStarted && q.index == current!.index || picked.contains(i) { continue }
+                if best < 0 { best = i; continue }
+                let o = queued[best]
+                if q.priority > o.priority || (q.priority == o.priority && q.index < o.index) { best = i }
+            }
+            guard best >= 0 else { break }
+            starts.append((queued[best].index, lane))
+            picked.insert(best)
+            if let current, queued[best].index == current.index, !current.hasFirstFrame { break }
         }
         return starts
+    }
+
+    /// A set of small non-negative integers: a bit mask for the first 64, an array beyond.
+    private struct PositionSet {
+        var mask: UInt64 = 0
+        var more: [Int] = []
+        func contains(_ i: Int) -> Bool { i < 64 ? mask & (1 << UInt64(i)) != 0 : more.contains(i) }
+        mutating func insert(_ i: Int) {
+            if i < 64 { mask |= 1 << UInt64(i) } else { more.append(i) }
+        }
     }
 
     /// Position of the most urgent queued job: highest priority, then lowest index.
@@ -177,6 +204,7 @@ public struct PrefetchRules: Sendable, Hashable {
     }
 
     /// Whether `bytes` more fit when `held` bytes are held.
+    @inlinable
     public func fits(_ bytes: Int, held: Int) -> Bool { held + bytes <= budget }
 
     /// Whose frames the budget may drop, in order, to make room for a frame delivered to item `index`.

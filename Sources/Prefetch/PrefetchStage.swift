@@ -7,7 +7,8 @@ public enum PrefetchStage: Sendable, Hashable, Comparable, CustomStringConvertib
     /// First frame plus this many seconds of decoded frames ahead of the playhead.
     case buffered(seconds: Double)
 
-    private var rank: (Int, Double) {
+    @usableFromInline
+    var rank: (Int, Double) {
         switch self {
         case .probed: (0, 0)
         case .firstFrame: (1, 0)
@@ -15,6 +16,7 @@ public enum PrefetchStage: Sendable, Hashable, Comparable, CustomStringConvertib
         }
     }
 
+    @inlinable
     public static func < (lhs: PrefetchStage, rhs: PrefetchStage) -> Bool { lhs.rank < rhs.rank }
 
     /// `probed`, `firstFrame`, `buffered(1.0s)`.
