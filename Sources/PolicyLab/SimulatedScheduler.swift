@@ -322,8 +322,11 @@ extension SimulationEngine {
     }
 
     mutating func setBuffer(_ p: Int, _ count: Int) {
-        slots.values[p].bufferCount = count
-        slots.values[p].bufferedSeconds = table.seconds(count, of: slots.values[p].index)
+        let seconds = table.seconds(count, of: slots.values[p].index)
+        slots.values.withUnsafeMutableBufferPointer { slots in
+            slots[p].bufferCount = count
+            slots[p].bufferedSeconds = seconds
+        }
     }
 
     /// PrefetchScheduler.takeBufferedFrame: playback takes the next buffered frame of the current item.

@@ -120,8 +120,14 @@ struct SimulationEngine {
     private mutating func advance(to time: Double, completing: Int) {
         let dt = time - now
         if dt > 0 {
-            for lane in lanes.indices where lane != completing && lanes[lane] != nil {
-                lanes[lane]!.remaining = max(0, lanes[lane]!.remaining - lanes[lane]!.rate * dt)
+            if runningJobs > (completing >= 0 ? 1 : 0) {
+                // One uniqueness check for the loop instead of one per lane.
+                lanes.withUnsafeMutableBufferPointer { lanes in
+                    for lane in lanes.indices where lane != completing {
+                        guard let job = lanes[lane] else { continue }
+                        lanes[lane]!.remaining = max(0, job.remaining - job.rate * dt)
+                    }
+                }
             }
             now = time
         }
