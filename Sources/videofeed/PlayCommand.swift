@@ -85,7 +85,10 @@ struct PlayCommand: ParsableCommand {
 
     struct Report: Encodable {
         var policy: String
+        /// One record per action, including those that did not move (`"result": "stay"`).
         var swipes: [SwipeRecord]
+        /// Actions that did not move: the metrics count them as neither swipes nor hits.
+        var stayed: Int
         var metrics: FeedPlayerMetrics
         var memory: MemoryReport
     }
@@ -157,8 +160,10 @@ struct PlayCommand: ParsableCommand {
         }
         dwellOnCurrent(session?.initialWatch)
         var records: [SwipeRecord] = []
+        var stayed = 0
         var residentAfter100: Int? = nil
         for (n, action) in actions.enumerated() {
+            let before = player.currentIndex
             let started = DispatchTime.now().uptimeNanoseconds
             let outcome: CurrentFrame
             switch action {
@@ -172,6 +177,11 @@ struct PlayCommand: ParsableCommand {
                                      publicID: items[index].publicID, result: "", timeToFirstFrameMs: nil)
             var shown: PlayerFrame?
             switch outcome {
+            case _ where index == before:
+                // `n` on the last item or `p` on the first (no --wrap), or a jump to the item on screen: not a swipe,
+                // as FeedPlayer counts it; the item on screen goes on playing.
+                record.result = "stay"
+                stayed += 1
             case .ready(let frame):
                 record.result = "hit"
                 record.timeToFirstFrameMs = Double(returned - started) / 1e6
@@ -207,11 +217,15 @@ struct PlayCommand: ParsableCommand {
         let memory = MemoryReport(residentAfter100Swipes: residentAfter100, residentAtEnd: ResidentMemory.bytes())
         player.shutdown()
         if json {
-            let report = Report(policy: chosen.name, swipes: records, metrics: metrics, memory: memory)
+            let report = Report(policy: chosen.name, swipes: records, stayed: stayed, metrics: metrics, memory: memory)
             let data = try Console.jsonEncoder().encode(report)
             Console.out(String(decoding: data, as: UTF8.self) + "\n")
         } else {
             Console.out(PlaySummary.text(metrics, policy: chosen.name))
+            if stayed > 0 {
+                Console.out("\(stayed) of \(actions.count) actions did not move (the end of the feed without --wrap, or a "
+                            + "jump to the item on screen)\n")
+            }
             Console.out(PlaySummary.text(memory))
         }
     }

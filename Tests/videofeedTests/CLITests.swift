@@ -205,6 +205,32 @@ import Testing
         #expect(files == ["swipe-0002-item2.png"])
     }
 
+    @Test("an action that cannot move (n on the last item, a jump to the item on screen) is a stay, not a swipe")
+    func stays() throws {
+        let folder = try TestFixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let manifest = folder.appendingPathComponent("feed.json")
+        let entries = [TestFixtures.media("hevc.mp4"), TestFixtures.media("rotate90.mp4")]
+            .enumerated().map { "{\"public_id\": \"i\($0.offset)\", \"created_at\": \"2026-01-0\($0.offset + 1)T00:00:00Z\", \"url\": \"\($0.element)\"}" }
+        try Data("[\(entries.joined(separator: ","))]".utf8).write(to: manifest)
+        let arguments = ["play", manifest.path, "--swipes", "n,n,p,j0", "--dwell-ms", "50", "--size", "90x160"]
+        let json = try run(TestFixtures.cli, arguments + ["--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let records = try #require(report["swipes"] as? [[String: Any]])
+        #expect(records.map { $0["index"] as? Int } == [1, 1, 0, 0])
+        #expect(records.map { $0["result"] as? String == "stay" } == [false, true, false, true])
+        #expect(records[1]["timeToFirstFrameMs"] == nil || records[1]["timeToFirstFrameMs"] is NSNull)
+        #expect(report["stayed"] as? Int == 2)
+        let metrics = try #require(report["metrics"] as? [String: Any])
+        #expect(metrics["swipes"] as? Int == 2)
+        #expect((metrics["hits"] as? Int ?? -1) + (metrics["misses"] as? Int ?? -1) == 2)
+        let text = try run(TestFixtures.cli, arguments)
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("policy window(2,2): 2 swipes"))
+        #expect(text.stdout.contains("2 of 4 actions did not move"))
+    }
+
     @Test("bad options are refused before any work")
     func validation() throws {
         #expect(try run(TestFixtures.cli, ["play", "--swipes", "n,x"], in: TestFixtures.root).status != 0)
