@@ -190,9 +190,9 @@ public final class FeedPlayer: @unchecked Sendable {
             m.hits = hits
             m.misses = misses
             let sorted = ttff.sorted()
-            m.timeToFirstFrameP50 = Self.percentile(sorted, 0.50)
-            m.timeToFirstFrameP95 = Self.percentile(sorted, 0.95)
-            m.timeToFirstFrameP99 = Self.percentile(sorted, 0.99)
+            m.timeToFirstFrameP50 = Percentile.nearestRank(0.50, of: sorted)
+            m.timeToFirstFrameP95 = Percentile.nearestRank(0.95, of: sorted)
+            m.timeToFirstFrameP99 = Percentile.nearestRank(0.99, of: sorted)
             m.stalls = stalls
             m.framesDecoded = counters.framesDelivered
             m.framesShown = shown
@@ -260,12 +260,6 @@ public final class FeedPlayer: @unchecked Sendable {
         let ready = arrivalWaiters.filter { $0.index == index }
         arrivalWaiters.removeAll { $0.index == index }
         for waiter in ready { waiter.body(frame) }
-    }
-
-    static func percentile(_ sorted: [Double], _ p: Double) -> Double {
-        guard !sorted.isEmpty else { return 0 }
-        let rank = Int((p * Double(sorted.count)).rounded(.up)) - 1
-        return sorted[min(max(rank, 0), sorted.count - 1)]
     }
 }
 

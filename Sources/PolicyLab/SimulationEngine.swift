@@ -209,9 +209,9 @@ struct SimulationEngine {
     private mutating func summary() -> SimulationMetrics {
         var m = metrics
         let sorted = ttff.sorted()
-        m.timeToFirstFrameP50 = SimulationMetrics.percentile(sorted, 0.50)
-        m.timeToFirstFrameP95 = SimulationMetrics.percentile(sorted, 0.95)
-        m.timeToFirstFrameP99 = SimulationMetrics.percentile(sorted, 0.99)
+        m.timeToFirstFrameP50 = Percentile.nearestRank(0.50, of: sorted)
+        m.timeToFirstFrameP95 = Percentile.nearestRank(0.95, of: sorted)
+        m.timeToFirstFrameP99 = Percentile.nearestRank(0.99, of: sorted)
         m.timeToFirstFrameMean = sorted.isEmpty ? 0 : sorted.reduce(0, +) / Double(sorted.count)
         m.framesDecoded = tally.framesDecoded
         m.wastedFrames = max(0, tally.framesDecoded - m.framesShown)

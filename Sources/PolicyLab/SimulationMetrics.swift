@@ -42,13 +42,6 @@ public struct SimulationMetrics: Sendable, Codable, Equatable {
 
     /// Hits per swipe, 0 without swipes.
     public var hitRate: Double { swipes == 0 ? 0 : Double(hits) / Double(swipes) }
-
-    /// The nearest-rank percentile FeedPlayer uses.
-    static func percentile(_ sorted: [Double], _ p: Double) -> Double {
-        guard !sorted.isEmpty else { return 0 }
-        let rank = Int((p * Double(sorted.count)).rounded(.up)) - 1
-        return sorted[min(max(rank, 0), sorted.count - 1)]
-    }
 }
 
 /// What one swipe met, for comparing a simulated session with a live one swipe by swipe.

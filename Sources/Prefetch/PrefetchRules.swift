@@ -170,9 +170,7 @@ public struct PrefetchRules: Sendable, Hashable {
             for i in queued.indices {
                 let q = queued[i]
                 if currentStarted && q.index == current!.index || picked.contains(i) { continue }
-                if best < 0 { best = i; continue }
-                let o = queued[best]
-                if q.priority > o.priority || (q.priority == o.priority && q.index < o.index) { best = i }
+                if best < 0 || Self.isMoreUrgent(q, than: queued[best]) { best = i }
             }
             guard best >= 0 else { break }
             starts.append((queued[best].index, lane))
@@ -192,15 +190,9 @@ public struct PrefetchRules: Sendable, Hashable {
         }
     }
 
-    /// Position of the most urgent queued job: highest priority, then lowest index.
-    public static func mostUrgent(_ queued: [Queued]) -> Int? {
-        var best: Int?
-        for (i, q) in queued.enumerated() {
-            guard let b = best else { best = i; continue }
-            let o = queued[b]
-            if q.priority > o.priority || (q.priority == o.priority && q.index < o.index) { best = i }
-        }
-        return best
+    /// Whether queued job `a` is more urgent than `b`: higher priority, then lower index.
+    private static func isMoreUrgent(_ a: Queued, than b: Queued) -> Bool {
+        a.priority > b.priority || (a.priority == b.priority && a.index < b.index)
     }
 
     /// Whether `bytes` more fit when `held` bytes are held.
