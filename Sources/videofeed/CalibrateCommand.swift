@@ -18,7 +18,7 @@ struct CalibrateCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: "Media files to measure; the profile's items follow their order (item i of a feed costs file i mod count).")
+    @Argument(help: "Media files to measure; the profile's items follow their order (item i of a feed costs file i mod count). A file that cannot be measured is reported and left out.")
     var files: [String]
 
     @Option(help: "Where to write the profile JSON.")
@@ -43,15 +43,19 @@ struct CalibrateCommand: ParsableCommand {
     }
 
     func run() throws {
+        // A file that cannot be measured is reported and left out; the others go on. The profile is written from
+        // those measured (none: nothing is written), and the exit status says that something failed.
         var items: [ItemCosts] = []
+        var failed = 0
         for path in files {
             do {
                 items.append(try measure(path))
             } catch {
                 Console.error("\(path): calibrate failed: \(Console.describe(error))")
-                throw ExitCode(1)
+                failed += 1
             }
         }
+        guard !items.isEmpty else { throw ExitCode(1) }
         let profile = CostProfile(
             source: "videofeed simulate calibrate on \(ProcessInfo.processInfo.hostName), "
                 + "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(runs) runs, median",
@@ -69,6 +73,10 @@ struct CalibrateCommand: ParsableCommand {
                                item.frameRate))
         }
         Console.out("wrote \(out)\n")
+        if failed > 0 {
+            Console.error("\(failed) of \(files.count) files could not be measured and are not in the profile")
+            throw ExitCode(1)
+        }
     }
 
     private static func clock() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }

@@ -82,5 +82,11 @@ import Testing
         #expect(simulated.status == 0, "\(simulated.stderr)")
         let bad = try run(cli, ["simulate", "calibrate", TestFixtures.bad("empty.mp4"), "--out", profile])
         #expect(bad.status == 1 && bad.stderr.contains("empty.mp4"))
+        // A bad file among good ones is reported and left out; the good one is still measured and written.
+        let mixed = try run(cli, ["simulate", "calibrate", TestFixtures.bad("empty.mp4"), TestFixtures.media("hevc.mp4"),
+                                  "--out", profile, "--runs", "1", "--frames", "2", "--size", "90x160"])
+        #expect(mixed.status == 1 && mixed.stderr.contains("empty.mp4"), "\(mixed.stderr)")
+        let written = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: profile))) as? [String: Any]
+        #expect((written?["items"] as? [[String: Any]])?.map { $0["name"] as? String } == ["hevc.mp4"])
     }
 }
