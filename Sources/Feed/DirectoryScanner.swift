@@ -84,6 +84,6 @@ struct DirectoryScanner: Sendable {
     }
 
     private static func reason(_ error: any Error) -> String {
-        (error as NSError).localizedDescription
+        SystemErrorText.reason(error)
     }
 }

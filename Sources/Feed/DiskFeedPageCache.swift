@@ -116,7 +116,7 @@ public struct DiskFeedPageCache: FeedPageCache {
         } catch let error as FeedError {
             throw error
         } catch {
-            throw FeedError.unreadable(path: directory.path, reason: (error as NSError).localizedDescription)
+            throw FeedError.unreadable(path: directory.path, reason: SystemErrorText.reason(error))
         }
     }
 

@@ -14,11 +14,14 @@ public struct FallbackFeedLoader: FeedLoader {
     public let primary: any FeedLoader
     /// The loader used when the primary fails.
     public let fallback: any FeedLoader
+    /// What the fallback is, as the warnings name it ("the bundled feed").
+    public let name: String
 
-    /// Creates a fallback chain of two loaders; chain further by nesting.
-    public init(primary: any FeedLoader, fallback: any FeedLoader) {
+    /// Creates a fallback chain of two loaders; chain further by nesting. `name` names the fallback in warnings.
+    public init(primary: any FeedLoader, fallback: any FeedLoader, name: String = "the fallback feed") {
         self.primary = primary
         self.fallback = fallback
+        self.name = name
     }
 
     /// The primary's page, or the fallback's when the primary fails (or its first page is empty).
@@ -44,7 +47,7 @@ public struct FallbackFeedLoader: FeedLoader {
         // A later page that the fallback does not have: let the reader retry the primary rather than end the feed.
         if cursor != nil, page.items.isEmpty, page.nextCursor == nil { throw primaryError }
         var served = page
-        served.warnings.insert("\(primaryError); using the fallback feed", at: 0)
+        served.warnings.insert("\(primaryError); using \(name) instead", at: 0)
         return served
     }
 
@@ -54,7 +57,7 @@ public struct FallbackFeedLoader: FeedLoader {
         let skipped = empty.skipped.isEmpty ? "" : " (\(empty.skipped.count) invalid entries skipped)"
         do {
             var page = try await fallback.loadPage(at: nil)
-            page.warnings.insert("the primary feed has no items\(skipped); using the fallback feed", at: 0)
+            page.warnings.insert("the primary feed has no items\(skipped); using \(name) instead", at: 0)
             return page
         } catch is CancellationError {
             throw CancellationError()

@@ -4,8 +4,9 @@ extension FeedLoader {
         CachingFeedLoader(decoratee: self, cache: cache)
     }
 
-    /// This loader, then `fallback` when it fails or its first page is empty.
-    public func withFallback(_ fallback: any FeedLoader) -> FallbackFeedLoader {
-        FallbackFeedLoader(primary: self, fallback: fallback)
+    /// This loader, then `fallback` when it fails or its first page is empty; `name` says what the fallback is in
+    /// the warning of a page it served.
+    public func withFallback(_ fallback: any FeedLoader, named name: String = "the fallback feed") -> FallbackFeedLoader {
+        FallbackFeedLoader(primary: self, fallback: fallback, name: name)
     }
 }

@@ -10,6 +10,10 @@ import FoundationNetworking
 /// immediate timeout). The session's own timeout is set a little longer, as a backstop.
 struct HTTPFetcher: Sendable {
     let session: URLSession
+    /// Reads each body, cutting off one that passes ``maxBytes``.
+    let receiver: CrossOriginRedirectGuard
+    /// The largest body accepted.
+    let maxBytes: Int
     let retry: RetryPolicy
     /// Seconds an attempt may take before it counts as timed out.
     let timeout: Double
@@ -42,9 +46,13 @@ struct HTTPFetcher: Sendable {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await withDeadline { [session] in try await session.data(for: request) }
+            (data, response) = try await withDeadline { [session, receiver, maxBytes] in
+                try await receiver.data(for: request, in: session, limit: maxBytes)
+            }
         } catch is AttemptTimedOut {
             return .failure(.timedOut(url: shownURL), retryable: true)
+        } catch let tooLarge as CrossOriginRedirectGuard.BodyTooLarge {
+            return .failure(.tooLarge(url: shownURL, limit: tooLarge.limit), retryable: false)
         } catch {
             if Task.isCancelled || error is CancellationError { return .cancelled }
             return Self.outcome(of: error, url: shownURL)
@@ -63,7 +71,8 @@ struct HTTPFetcher: Sendable {
 
     /// The result of `operation`, or ``AttemptTimedOut`` once ``timeout`` has passed (the operation is cancelled).
     private func withDeadline<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let nanoseconds = UInt64(max(timeout, 0) * 1_000_000_000)
+        // Capped at about three years: any longer timeout would overflow the conversion.
+        let nanoseconds = UInt64(min(max(timeout, 0), 1e8) * 1_000_000_000)
         return try await withThrowingTaskGroup(of: T.self) { group in
             group.addTask { try await operation() }
             group.addTask {
@@ -78,7 +87,7 @@ struct HTTPFetcher: Sendable {
 
     private static func outcome(of error: any Error, url: String) -> Outcome {
         guard let urlError = error as? URLError else {
-            return .failure(.transport(url: url, reason: (error as NSError).localizedDescription), retryable: false)
+            return .failure(.transport(url: url, reason: SystemErrorText.reason(error)), retryable: false)
         }
         switch urlError.code {
         case .timedOut:
@@ -94,7 +103,7 @@ struct HTTPFetcher: Sendable {
         case .notConnectedToInternet:
             return .failure(.transport(url: url, reason: "no network connection"), retryable: false)
         default:
-            return .failure(.transport(url: url, reason: "URL error \(urlError.code.rawValue)"), retryable: false)
+            return .failure(.transport(url: url, reason: SystemErrorText.reason(urlError)), retryable: false)
         }
     }
 }

@@ -25,6 +25,11 @@ public struct ManifestFeedLoader: FeedLoader {
         guard cursor == nil else { return .end }
         let file = file
         let (data, modified) = try await BlockingWork.run { () throws -> (Data, Date) in
+            // A named pipe would block the read forever; a device is no listing.
+            var info = stat()
+            if stat(file.path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG, (info.st_mode & S_IFMT) != S_IFDIR {
+                throw FeedError.unreadable(path: file.path, reason: "not a regular file (a named pipe, device or socket)")
+            }
             do {
                 let data = try Data(contentsOf: file)
                 let attributes = try? FileManager.default.attributesOfItem(atPath: file.path)
@@ -52,6 +57,6 @@ public struct ManifestFeedLoader: FeedLoader {
         if nsError.domain == NSCocoaErrorDomain, nsError.code == NSFileReadNoSuchFileError {
             return "no such file"
         }
-        return nsError.localizedDescription
+        return SystemErrorText.reason(nsError)
     }
 }

@@ -39,9 +39,16 @@ public final class RemoteFeedLoader: FeedLoader {
     public let retry: RetryPolicy
     /// The display the Pexels rendition is chosen for.
     public let displaySize: DisplaySize
+    /// The largest page body accepted, in bytes: a larger (or endless) answer fails with
+    /// ``FeedError/tooLarge(url:limit:)`` as soon as it passes the limit, never held whole in memory.
+    public let maxPageBytes: Int
+
+    /// The default ``maxPageBytes``: 32 MiB, room for about 100,000 items of a typical listing.
+    public static let defaultMaxPageBytes = 32 << 20
 
     private let environment: [String: String]
     private let session: URLSession
+    private let receiver: CrossOriginRedirectGuard
 
     /// Creates a loader for the listing at `url` (`http` or `https`; anything else fails on load with
     /// ``FeedError/unsupportedSource(_:)``). `environment` is where ``AuthorizationSource/environment(_:)`` reads.
@@ -54,8 +61,10 @@ public final class RemoteFeedLoader: FeedLoader {
         timeout: Double = 15,
         retry: RetryPolicy = .standard,
         displaySize: DisplaySize = .portraitFullHD,
+        maxPageBytes: Int = RemoteFeedLoader.defaultMaxPageBytes,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
+        self.maxPageBytes = max(1, maxPageBytes)
         self.url = url
         self.format = format
         self.pageSize = pageSize.map { max(1, $0) }
@@ -71,7 +80,8 @@ public final class RemoteFeedLoader: FeedLoader {
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
         configuration.httpCookieStorage = nil
-        session = URLSession(configuration: configuration, delegate: CrossOriginRedirectGuard(), delegateQueue: nil)
+        receiver = CrossOriginRedirectGuard()
+        session = URLSession(configuration: configuration, delegate: receiver, delegateQueue: nil)
     }
 
     deinit {
@@ -90,7 +100,8 @@ public final class RemoteFeedLoader: FeedLoader {
             let value = try authorization.headerValue(environment: environment)
             request.setValue(value, forHTTPHeaderField: "Authorization")
         }
-        let data = try await HTTPFetcher(session: session, retry: retry, timeout: timeout).fetch(request)
+        let data = try await HTTPFetcher(session: session, receiver: receiver, maxBytes: maxPageBytes, retry: retry,
+                                         timeout: timeout).fetch(request)
         let parser = FeedDocumentParser(
             format: format, baseURL: pageURL, displaySize: displaySize, listedAt: Date(),
             sourceName: RedactedURL.string(pageURL))

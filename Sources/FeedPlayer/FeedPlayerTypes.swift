@@ -21,8 +21,13 @@ public struct FeedPlayerConfiguration: Sendable {
     public var wraps = false
     /// How frames are scaled to the display size: ``ScalingQuality/fast`` by default (frames are shown, not kept).
     public var scaling = ScalingQuality.fast
-    /// Protocol whitelist, time limits and size limits for opening items.
-    public var openOptions = OpenOptions(streamInfo: .header)
+    /// Protocol whitelist, time limits and size limits for opening items. Feed items come from strangers, so only
+    /// the demuxers of what a feed holds open them (``MediaFile/feedFormats``).
+    public var openOptions: OpenOptions = {
+        var options = OpenOptions(streamInfo: .header)
+        options.allowedFormats = MediaFile.feedFormats
+        return options
+    }()
 
     /// The defaults described on each property.
     public init() {}

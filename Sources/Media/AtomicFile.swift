@@ -8,18 +8,41 @@ public enum AtomicFile {
     public static func write(_ bytes: [UInt8], to path: String) throws {
         let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent()
-        let temp = folder.appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        do {
-            try Data(bytes).write(to: temp)
-        } catch {
-            try? FileManager.default.removeItem(at: temp)
-            throw MediaError(Self.kind(of: error), operation: "write", item: path, message: error.localizedDescription)
+        let temp = folder.appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        // POSIX calls, so a failure names its cause (errno) rather than Foundation's "error 512".
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw failure(errno, path: path) }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress! + written, raw.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                let code = n < 0 ? errno : EIO
+                close(fd)
+                unlink(temp)
+                throw failure(code, path: path)
+            }
+            written += n
         }
-        if rename(temp.path, url.path) != 0 {
-            let message = String(cString: strerror(errno))
-            try? FileManager.default.removeItem(at: temp)
-            throw MediaError(.io, operation: "write", item: path, message: message)
+        if close(fd) != 0 {
+            let code = errno
+            unlink(temp)
+            throw failure(code, path: path)
         }
+        if rename(temp, url.path) != 0 {
+            let code = errno
+            unlink(temp)
+            throw failure(code, path: path)
+        }
+    }
+
+    private static func failure(_ code: Int32, path: String) -> MediaError {
+        let kind: MediaError.Kind = switch code {
+        case ENOENT, ENOTDIR: .fileNotFound
+        case EACCES, EPERM, EROFS: .permissionDenied
+        default: .io
+        }
+        return MediaError(kind, operation: "write", item: path, message: String(cString: strerror(code)))
     }
 
     /// Removes the temporary files a killed writer left in `folder` and its subfolders: files named like those
@@ -49,14 +72,5 @@ public enum AtomicFile {
         let fields = name[marker.upperBound...].split(separator: "-")
         guard fields.count == 2, let pid = pid_t(fields[0]), UInt32(fields[1]) != nil else { return nil }
         return pid
-    }
-
-    private static func kind(of error: Error) -> MediaError.Kind {
-        let ns = error as NSError
-        if ns.domain == NSCocoaErrorDomain {
-            if ns.code == NSFileNoSuchFileError { return .fileNotFound }
-            if ns.code == NSFileWriteNoPermissionError { return .permissionDenied }
-        }
-        return .io
     }
 }

@@ -31,7 +31,7 @@ final class InterruptState: Sendable {
     init(token: CancellationToken?, itemTimeLimit: Double? = nil) {
         self.token = token
         if let limit = itemTimeLimit, limit > 0, limit.isFinite {
-            itemDeadline = Self.now() &+ UInt64(limit * 1e9)
+            itemDeadline = Self.now() &+ Self.nanoseconds(limit)
         } else {
             itemDeadline = 0
         }
@@ -46,7 +46,7 @@ final class InterruptState: Sendable {
             deadline.store(0, ordering: .relaxed)
             return
         }
-        deadline.store(Self.now() &+ UInt64(seconds * 1e9), ordering: .relaxed)
+        deadline.store(Self.now() &+ Self.nanoseconds(seconds), ordering: .relaxed)
     }
 
     func disarm() { deadline.store(0, ordering: .relaxed) }
@@ -65,6 +65,11 @@ final class InterruptState: Sendable {
             return true
         }
         return false
+    }
+
+    /// `seconds` (positive and finite) in nanoseconds, capped at about three years so no limit can overflow.
+    static func nanoseconds(_ seconds: Double) -> UInt64 {
+        UInt64(min(seconds, 1e8) * 1e9)
     }
 
     static func now() -> UInt64 {

@@ -18,6 +18,10 @@ enum FFmpegLog {
     /// Installs the callback once per process. The corresponding FFmpeg functions are `av_log_set_callback` and
     /// `av_log_set_level`.
     static let install: Void = {
+        // No single FFmpeg allocation above 256 MiB (the default is 2 GiB): a sample table claiming tens of millions
+        // of samples then fails to allocate its index instead of taking gigabytes. The largest legitimate one is
+        // far below (an 8K 16-bit plane is 66 MB; a 24-hour 60 fps index 124 MB).
+        av_max_alloc(256 << 20)
         av_log_set_level(echo ? AV_LOG_WARNING : AV_LOG_ERROR)
         av_log_set_callback { _, level, format, args in
             guard let format, let args else { return }

@@ -121,6 +121,13 @@ public final class MediaFile {
             refusal = MediaError.ffmpeg(code, operation: "open", item: item, interrupt: interrupt)
         } else if let name = formatName, let why = MediaFile.formatRefusal(name, options: options) {
             refusal = MediaError(.policyViolation, operation: "open", item: item, message: why)
+        } else if let name = formatName, name.hasPrefix("mov,"), local == true,
+                  let claim = SampleTableScan.claimedSamples(path: String(url.dropFirst("file:".count))),
+                  claim.samples > claim.fileSize {
+            refusal = MediaError(.limitExceeded, operation: "open", item: item, message: """
+                the sample tables claim \(claim.samples) samples in a file of \(claim.fileSize) bytes; opening it would \
+                index every one of them (\(claim.samples / 43_690) MiB)
+                """)
         }
         if let refusal {
             avformat_free_context(ctx)
@@ -131,7 +138,8 @@ public final class MediaFile {
 
         var dict: OpaquePointer? = nil
         av_dict_set(&dict, "protocol_whitelist", MediaFile.effectiveWhitelist(options, local: local), 0)
-        av_dict_set(&dict, "format_whitelist", MediaFile.formatWhitelist(allowsPlaylists: options.allowsPlaylists), 0)
+        av_dict_set(&dict, "format_whitelist", MediaFile.formatWhitelist(options), 0)
+        if let maxStreams = options.maxStreams { av_dict_set(&dict, "max_streams", String(maxStreams), 0) }
         defer { av_dict_free(&dict) }
         if formatName == "image2" {
             if local == nil {
@@ -167,7 +175,9 @@ public final class MediaFile {
                                         interrupt: interrupt)
         } else {
             let described = MediaFile.readInfo(ctx)
-            if let tooLarge = MediaFile.limitViolation(described, options) {
+            if let bomb = MediaFile.indexViolation(ctx) {
+                failure = MediaError(.limitExceeded, operation: "open", item: item, message: bomb)
+            } else if let tooLarge = MediaFile.limitViolation(described, options) {
                 failure = MediaError(.limitExceeded, operation: "open", item: item, message: tooLarge)
             }
             info = described
@@ -234,6 +244,25 @@ public final class MediaFile {
     func stream(at index: Int) -> UnsafeMutablePointer<AVStream> {
         precondition(index >= 0 && index < Int(context.pointee.nb_streams), "stream index out of range")
         return context.pointee.streams[index]!
+    }
+
+    /// A backstop to ``SampleTableScan`` for every container: more index entries than the file has bytes, or a
+    /// stream whose index could not be built (the allocation failed under `av_max_alloc`) while it claims more
+    /// frames than the file has bytes. The memory was spent already; failing frees it at once.
+    private static func indexViolation(_ ctx: UnsafeMutablePointer<AVFormatContext>) -> String? {
+        let size = avio_size(ctx.pointee.pb)
+        guard size > 0 else { return nil }
+        var entries: Int64 = 0
+        for i in 0..<Int(ctx.pointee.nb_streams) {
+            guard let stream = ctx.pointee.streams[i] else { continue }
+            let count = Int64(avformat_index_get_entries_count(stream))
+            entries += count
+            if count == 0, stream.pointee.nb_frames > size {
+                return "stream \(i) claims \(stream.pointee.nb_frames) frames in a file of \(size) bytes"
+            }
+        }
+        if entries > size { return "the index has \(entries) entries for a file of \(size) bytes" }
+        return nil
     }
 
     private static func limitViolation(_ info: MediaInfo, _ options: OpenOptions) -> String? {

@@ -35,7 +35,8 @@ struct MediaURL: Sendable {
     }
 
     /// For a local file, fails early and clearly on what FFmpeg would report vaguely: a missing file, a folder,
-    /// an empty file.
+    /// an empty file; and refuses what is not a regular file — a named pipe (FIFO) would block the open past every
+    /// time limit (no interrupt reaches a blocking `open(2)`), a device or socket is no media file.
     func checkLocalFile() throws {
         guard ffmpegURL.hasPrefix("file:") else { return }
         let path = String(ffmpegURL.dropFirst("file:".count))
@@ -46,8 +47,20 @@ struct MediaURL: Sendable {
                 : (code == EACCES ? .permissionDenied : .io)
             throw MediaError(kind, operation: "open", item: display, message: String(cString: strerror(code)))
         }
-        if (st.st_mode & S_IFMT) == S_IFDIR {
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR:
             throw MediaError(.invalidArgument, operation: "open", item: display, message: "is a folder, not a media file")
+        default:
+            let what = switch st.st_mode & S_IFMT {
+            case S_IFIFO: "a named pipe (FIFO)"
+            case S_IFCHR: "a character device"
+            case S_IFBLK: "a block device"
+            case S_IFSOCK: "a socket"
+            default: "a special file"
+            }
+            throw MediaError(.invalidArgument, operation: "open", item: display,
+                             message: "is \(what), not a regular file; only regular files are opened")
         }
         if (st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0 {
             throw MediaError(.invalidData, operation: "open", item: display, message: "the file is empty")

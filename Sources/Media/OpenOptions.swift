@@ -20,6 +20,13 @@ public struct OpenOptions: Sendable, Equatable {
     /// Formats that open other files by themselves with no way to confine them (image sequence patterns, MLV's
     /// sibling chunks, SDP/RTSP/RTP sessions, script demuxers) are refused either way; see ``MediaFile/refusedFormats``.
     public var allowsPlaylists: Bool = false
+    /// The demuxers that may open the item (and anything it opens), by name; `nil` for every demuxer of the FFmpeg
+    /// build but the refused ones. ``untrusted(streamInfo:)`` sets ``MediaFile/feedFormats``. Text-art demuxers
+    /// (``MediaFile/textFormats``) and ``MediaFile/refusedFormats`` are refused either way.
+    public var allowedFormats: Set<String>? = nil
+    /// The most streams a container may have (FFmpeg's `max_streams`); `nil` for FFmpeg's default (1000).
+    /// ``untrusted(streamInfo:)`` sets 32: each stream's index costs memory while the header is read.
+    public var maxStreams: Int? = nil
     /// Largest total of decoded picture bytes (the size of every decoded frame, added up) for one opened file,
     /// over all of its decoders. `nil` means none. Bounds the work a decompression bomb can cause.
     public var maxDecodedBytes: Int? = nil
@@ -39,9 +46,12 @@ public struct OpenOptions: Sendable, Equatable {
     }
 
     /// Limits for items from strangers (a thumbnail batch over uploads, a feed from a server): the defaults plus
-    /// 2 GiB of decoded pictures, 3000 decoded frames and 60 s per item.
+    /// 2 GiB of decoded pictures, 3000 decoded frames and 60 s per item, and only the demuxers of what a feed holds
+    /// (``MediaFile/feedFormats``).
     public static func untrusted(streamInfo: StreamInfoMode = .probe) -> OpenOptions {
         var options = OpenOptions(streamInfo: streamInfo)
+        options.allowedFormats = MediaFile.feedFormats
+        options.maxStreams = 32
         options.maxDecodedBytes = 2 << 30
         options.maxDecodedFrames = 3000
         options.itemTimeLimit = 60

@@ -104,7 +104,8 @@ public final class VideoDecoder {
         var result = avcodec_parameters_to_context(ctx, avStream.pointee.codecpar)
         if result >= 0 {
             ctx.pointee.pkt_timebase = avStream.pointee.time_base
-            ctx.pointee.thread_count = Int32(max(1, options.threadCount))
+            // More threads than 64 never decode faster, and each costs a thread and its frame buffers.
+            ctx.pointee.thread_count = Int32(min(max(1, options.threadCount), 64))
             ctx.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
             if options.keyframesOnly { ctx.pointee.skip_frame = AVDISCARD_NONKEY }
             // The decoder refuses to allocate a picture larger than the limit, whatever the bitstream claims.
@@ -213,6 +214,17 @@ public final class VideoDecoder {
         }
         av_packet_unref(packet)
         if sent >= 0 { return true }
+        // A stream that grows past the size limits midway: the decoder refuses to allocate the picture
+        // (max_pixels) and reports it as invalid data or an invalid argument. That is the limit, not a corrupt
+        // packet to skip silently.
+        let width = Int(codecContext.pointee.width), height = Int(codecContext.pointee.height)
+        if width > file.options.maxDimension || height > file.options.maxDimension
+            || width * height > file.options.maxPixelCount {
+            throw MediaError(.limitExceeded, operation: "decode", item: file.item, message: """
+                the stream grows to \(width)x\(height) midway, over the limit of \(file.options.maxDimension) per side \
+                and \(file.options.maxPixelCount) pixels; no later frame is decoded
+                """)
+        }
         if sent == vf_averror_invaliddata() || sent == vf_averror_patchwelcome() {
             // Like the ffmpeg CLI, a corrupt packet is skipped. `avcodec_send_packet` reports decoding errors of
             // packets it already took in, so the decoder may have output waiting: receive before sending more.
@@ -253,19 +265,23 @@ public final class VideoDecoder {
     /// before the target; after `.exact`, the first frame at or after it. The corresponding FFmpeg functions are
     /// `av_seek_frame` (backward) and `avcodec_flush_buffers`.
     public func seek(to seconds: Double, mode: SeekMode) throws {
-        guard seconds.isFinite, seconds >= 0 else {
-            throw MediaError(.invalidArgument, operation: "seek", item: file.item, message: "target \(seconds) s")
+        // 1e9 s is past any media; beyond it the timestamp conversions below would overflow.
+        guard seconds.isFinite, seconds >= 0, seconds <= 1e9 else {
+            throw MediaError(.invalidArgument, operation: "seek", item: file.item,
+                             message: "target \(seconds) s is not a time from 0 to 1e9 s")
         }
         try file.throwIfCancelled("seek")
         FFmpegLog.clear()
         let tb = Double(timeBase.num) / Double(max(timeBase.den, 1))
-        let target = Int64(((seconds + file.info.startTime) / tb).rounded(.down))
+        let ticks = ((seconds + file.info.startTime) / tb).rounded(.down)
+        // A stream time base so fine that the target does not fit in 64 bits: seek to the end.
+        let target = ticks.isFinite && abs(ticks) < 9e18 ? Int64(ticks) : Int64.max
         file.dropPendingPackets()
         file.interrupt.arm(seconds: file.options.readTimeout)
         var result = av_seek_frame(file.context, Int32(stream.index), target, vf_seek_flag_backward())
         if result < 0 {
             // Some demuxers only seek by the default stream and AV_TIME_BASE.
-            let global = Int64((seconds + file.info.startTime) * Double(vf_time_base()))
+            let global = Int64(min(max(seconds + file.info.startTime, 0), 1e12) * Double(vf_time_base()))
             result = av_seek_frame(file.context, -1, global, vf_seek_flag_backward())
         }
         file.interrupt.disarm()

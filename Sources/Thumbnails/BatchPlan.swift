@@ -18,12 +18,12 @@ struct BatchPlan {
         let current = Set(items.map(\.publicID))
         gone = previous.filter { !current.contains($0.publicID) }
         let fingerprint = options.fingerprint
+        let folder = OutputFolder(output)
         for item in items {
             let card = byID[item.publicID]
             if !force, let card, card.status == .ok, card.options == fingerprint,
                SourceStamp(item: item).matches(card),
-               card.thumbnails.allSatisfy({ FileManager.default.fileExists(
-                   atPath: output.appendingPathComponent($0).path) }) {
+               card.thumbnails.allSatisfy({ folder.contains($0) }) {
                 kept.append(card)
             } else {
                 todo.append((item, card))

@@ -8,6 +8,8 @@ final class CardJournal: Sendable {
         var cards: [String: ThumbnailCard]
         var recorded = 0
         var lastFlush = DispatchTime.now()
+        /// Cards recorded since the last flush.
+        var dirty = false
     }
 
     private let state: Locked<State>
@@ -27,17 +29,17 @@ final class CardJournal: Sendable {
         state.withLock {
             $0.cards[card.publicID] = card
             $0.recorded += 1
+            $0.dirty = true
             return $0.recorded
         }
     }
 
-    /// Flushes when the last flush is more than a second old.
+    /// Flushes when cards were recorded since the last flush and that flush is more than a second old.
     func flushIfDue() throws {
         let due = state.withLock { s -> Bool in
-            guard DispatchTime.now().uptimeNanoseconds - s.lastFlush.uptimeNanoseconds > 1_000_000_000 else {
+            guard s.dirty, DispatchTime.now().uptimeNanoseconds - s.lastFlush.uptimeNanoseconds > 1_000_000_000 else {
                 return false
             }
-            s.lastFlush = DispatchTime.now()
             return true
         }
         if due { try flush() }
@@ -46,8 +48,22 @@ final class CardJournal: Sendable {
     /// Writes every card to the file, atomically.
     func flush() throws {
         try writing.withLock { _ in
-            let snapshot = state.withLock { Array($0.cards.values) }
+            let snapshot = state.withLock { s in
+                s.dirty = false
+                s.lastFlush = DispatchTime.now()
+                return Array(s.cards.values)
+            }
             try CardFile.write(snapshot, to: file)
         }
+    }
+
+    /// Flushes about once a second from a timer until the returned timer is cancelled, so the card file trails the
+    /// finished items by a second even while every worker is busy with a slow item.
+    func startPeriodicFlush() -> DispatchSourceTimer {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "CardJournal.flush", qos: .utility))
+        timer.schedule(deadline: .now() + 0.5, repeating: 0.5, leeway: .milliseconds(100))
+        timer.setEventHandler { [self] in try? flushIfDue() }
+        timer.resume()
+        return timer
     }
 }

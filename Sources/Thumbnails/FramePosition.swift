@@ -12,14 +12,19 @@ public enum FramePosition: Sendable, Hashable, Codable, CustomStringConvertible 
     /// The candidate closest to the average histogram of non-blank keyframes.
     case auto
 
-    /// Parses `10%`, `3.5s`, `3.5` or `auto`; nil for anything else (negative values, percentages over 100).
+    /// The latest time a position may name: 1,000,000 s (11.6 days), longer than any feed item.
+    public static let maxSeconds = 1_000_000.0
+
+    /// Parses `10%`, `3.5s`, `3.5` or `auto`; nil for anything else (negative values, percentages over 100, times
+    /// past ``maxSeconds``).
     public init?(parsing text: String) {
         let t = text.trimmingCharacters(in: .whitespaces).lowercased()
         if t == "auto" {
             self = .auto
         } else if t.hasSuffix("%"), let v = Double(t.dropLast()), v.isFinite, v >= 0, v <= 100 {
             self = .fraction(v / 100)
-        } else if let v = Double(t.hasSuffix("s") ? String(t.dropLast()) : t), v.isFinite, v >= 0 {
+        } else if let v = Double(t.hasSuffix("s") ? String(t.dropLast()) : t), v.isFinite, v >= 0,
+                  v <= Self.maxSeconds {
             self = .seconds(v)
         } else {
             return nil
@@ -52,6 +57,6 @@ public enum FramePosition: Sendable, Hashable, Codable, CustomStringConvertible 
     }
 
     private static func trim(_ v: Double) -> String {
-        v == v.rounded() ? String(Int(v)) : String(v)
+        v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : String(v)
     }
 }

@@ -12,6 +12,9 @@ extension ThumbnailBatch {
         /// The item's output `path` would overwrite the files of item `other`, earlier in the feed (or need a
         /// folder where that item has a file): nothing is written for it.
         case outputClash(item: String, other: String, path: String)
+        /// A thumbnail's path leads out of the output folder through a symbolic link (or needs a folder where a
+        /// file is): nothing is written there.
+        case unsafeOutput(item: String, reason: String)
 
         /// One sentence naming the item.
         public var description: String {
@@ -24,6 +27,8 @@ extension ThumbnailBatch {
                 "\(item): cannot write the thumbnail: \(underlying.description)"
             case .outputClash(let item, let other, let path):
                 "\(item): output \(path) clashes with the files of item \(other), earlier in the feed; nothing written"
+            case .unsafeOutput(let item, let reason):
+                "\(item): cannot write the thumbnail: \(reason)"
             }
         }
     }

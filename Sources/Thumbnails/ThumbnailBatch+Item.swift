@@ -92,9 +92,8 @@ extension ThumbnailBatch {
 
     /// Whether every thumbnail `card` lists is still in the output folder.
     func outputsExist(_ card: ThumbnailCard) -> Bool {
-        card.thumbnails.allSatisfy {
-            FileManager.default.fileExists(atPath: configuration.output.appendingPathComponent($0).path)
-        }
+        let folder = self.folder
+        return card.thumbnails.allSatisfy { folder.contains($0) }
     }
 
     /// Encodes and writes each image atomically; returns the paths relative to the output folder.
@@ -104,18 +103,20 @@ extension ThumbnailBatch {
         let relative = OutputPath.relative(for: publicID)
         var paths: [String] = []
         let suffixes = Self.outputSuffixes(options)
+        let folder = self.folder
         for (i, image) in images.enumerated() {
             let suffix = i < suffixes.count ? suffixes[i] : ".\(i + 1)." + options.format.fileExtension
-            let url = OutputPath.file(for: publicID, suffix: suffix, in: configuration.output)
             do {
-                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(),
-                                                        withIntermediateDirectories: true)
+                // The folders on the way are checked and created here; a symbolic link leading out of OUT is refused.
+                let url = try folder.prepare(relative + suffix)
                 try encoder.write(image, to: url.path)
+            } catch let refusal as OutputFolder.Refusal {
+                throw .unsafeOutput(item: publicID, reason: refusal.description)
             } catch let error as MediaError {
                 throw .writeFailed(item: publicID, underlying: error)
             } catch {
                 throw .writeFailed(item: publicID, underlying: MediaError(
-                    .io, operation: "write", item: url.path, message: error.localizedDescription))
+                    .io, operation: "write", item: relative + suffix, message: SystemErrorText.reason(error)))
             }
             paths.append(relative + suffix)
         }

@@ -144,16 +144,21 @@ public final class ThumbnailBatch: Sendable {
         do {
             try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
         } catch {
-            throw MediaError(.io, operation: "create folder", item: out.path, message: error.localizedDescription)
+            throw MediaError(.io, operation: "create folder", item: out.path, message: SystemErrorText.reason(error))
         }
+        let cardURL = out.appendingPathComponent(configuration.shard.cardFileName)
+        // One run per card file at a time: a second run into the same folder and shard would interleave its cards
+        // and removals with this one's. Held until this function returns (the kernel drops it if the process dies).
+        let lock = try OutputLock(for: cardURL)
+        defer { lock.release() }
         // A run killed mid-write left temporary files behind (never a half-written output): clear them.
         AtomicFile.removeAbandonedTemporaries(in: out)
-        let cardURL = out.appendingPathComponent(configuration.shard.cardFileName)
         let plan = BatchPlan(items: items, previous: CardFile.read(cardURL).cards, options: configuration.options,
                              force: configuration.force, output: out)
         for card in plan.gone { removeOutputs(card.thumbnails, keeping: []) }
         let journal = CardJournal(cards: plan.kept, file: cardURL)
         try journal.flush()
+        let flusher = journal.startPeriodicFlush()
 
         let nextIndex = Atomic<Int>(0)
         let lateSkips = Atomic<Int>(0)
@@ -182,6 +187,7 @@ public final class ThumbnailBatch: Sendable {
             }
         }
         group.wait()
+        flusher.cancel()
         try journal.flush()
         let skippedLate = lateSkips.load(ordering: .relaxed)
         return Summary(items: items.count, rendered: todo.count - skippedLate,
@@ -190,15 +196,17 @@ public final class ThumbnailBatch: Sendable {
                        removed: plan.gone.count, cardFile: cardURL, elapsed: Self.seconds(since: started))
     }
 
-    /// Deletes `paths` (relative to the output folder) that are not in `keeping`, refusing any that would leave it.
+    /// Deletes `paths` (relative to the output folder, as a card lists them) that are not in `keeping`, refusing
+    /// any that would leave it — by `..` or through a symbolic link (``OutputFolder/remove(_:)``): a forged card
+    /// must not name a file to delete.
     func removeOutputs(_ paths: [String], keeping: [String]) {
-        let root = configuration.output.standardizedFileURL.path + "/"
         for path in paths where !keeping.contains(path) {
-            let url = configuration.output.appendingPathComponent(path).standardizedFileURL
-            guard url.path.hasPrefix(root) else { continue }
-            try? FileManager.default.removeItem(at: url)
+            try? folder.remove(path)
         }
     }
+
+    /// The output folder, through which every write and delete goes.
+    var folder: OutputFolder { OutputFolder(configuration.output) }
 
     static func seconds(since start: DispatchTime) -> Double {
         Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9

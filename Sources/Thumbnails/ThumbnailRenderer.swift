@@ -74,20 +74,26 @@ public struct ThumbnailRenderer: Sendable {
         return result
     }
 
+    /// The tallest (or, for a square crop, longest) a thumbnail gets relative to its width: 4, taller than any
+    /// phone screen. A picture of a more extreme shape (a valid 1x16384 PNG) is fitted into that box instead of
+    /// becoming a strip of a million rows.
+    static let maxAspect = 4
+
     /// A converter to upright `.rgb24` that fits the box, or covers the square of side `width` when square.
     private func makeConverter(_ stream: StreamInfo, width: Int) -> FrameConverter {
         let display = stream.displaySize
         let box: Size
+        let longest = width * Self.maxAspect
         if options.square, display.width > 0, display.height > 0 {
             let scale = Double(width) / Double(min(display.width, display.height))
-            box = Size(width: Int((Double(display.width) * scale).rounded(.up)),
-                       height: Int((Double(display.height) * scale).rounded(.up)))
+            box = Size(width: min(longest, Int((Double(display.width) * scale).rounded(.up))),
+                       height: min(longest, Int((Double(display.height) * scale).rounded(.up))))
         } else if options.box.height > 0 && options.sheet == nil {
             box = options.box
         } else if options.box.height > 0, let sheet = options.sheet {
             box = Size(width: width, height: max(8, options.box.height / sheet.rows))
         } else {
-            box = Size(width: width, height: 1 << 20)
+            box = Size(width: width, height: longest)
         }
         return FrameConverter(pixelFormat: .rgb24, fittingIn: box, orientation: stream.orientation, scaling: .thumbnail)
     }

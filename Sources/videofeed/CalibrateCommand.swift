@@ -1,5 +1,6 @@
 import ArgumentParser
 import Dispatch
+import Feed
 import Foundation
 import Media
 import PolicyLab
@@ -63,8 +64,8 @@ struct CalibrateCommand: ParsableCommand {
         do {
             try profile.json().write(to: URL(fileURLWithPath: out), options: .atomic)
         } catch {
-            Console.error("\(out): cannot write the profile: \(error.localizedDescription)")
-            throw ExitCode(1)
+            Console.error("\(out): cannot write the profile: \(SystemErrorText.reason(error))")
+            throw ExitCode(ExitStatus.couldNotRun)
         }
         for item in items {
             Console.out(String(format: "%@: open %.2f ms, decoder %.2f ms, first frame %.2f ms, frame %.2f ms, %d bytes/frame, %.2f fps\n",

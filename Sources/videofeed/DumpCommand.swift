@@ -76,9 +76,9 @@ struct DumpCommand: ParsableCommand {
     func validate() throws {
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
         if every < 1 { throw ValidationError("--every must be at least 1") }
-        if let start, !(start >= 0 && start.isFinite) { throw ValidationError("--start must be a time in seconds, 0 or more") }
+        if let start { try NumberRules.mediaTime(start, "--start") }
         if !(1...100).contains(quality) { throw ValidationError("--quality must be between 1 and 100") }
-        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+        if let threads { try NumberRules.count(threads, "--threads", max: NumberRules.maxThreads) }
     }
 
     func run() throws {

@@ -35,7 +35,7 @@ struct FeedCommand: ParsableCommand {
     func run() throws {
         let listing: FeedListing
         do {
-            let loader = try feedSource.makeLoader(format: format?.feedFormat)
+            let loader = try feedSource.makeLoader(format: format?.feedFormat, for: .browse)
             listing = FeedListing(loader: loader, limit: limit, json: json)
         } catch {
             Self.fail(error)
@@ -49,10 +49,10 @@ struct FeedCommand: ParsableCommand {
         }
     }
 
-    /// Prints one line to stderr and exits with status 1.
+    /// Prints one line to stderr and exits with status 2: the feed could not be listed at all.
     private static func fail(_ error: any Error) -> Never {
-        FileHandle.standardError.write(Data("videofeed feed: error: \(error)\n".utf8))
-        Self.exit(withError: ExitCode.failure)
+        FileHandle.standardError.write(Data("videofeed feed: error: \(Console.describe(error))\n".utf8))
+        Self.exit(withError: ExitCode(ExitStatus.couldNotRun))
     }
 }
 

@@ -21,8 +21,8 @@ struct FeedListing: Sendable {
         try await feed.load(atLeast: limit ?? Int.max)
         var items = await feed.items
         if let limit { items = Array(items.prefix(limit)) }
-        var diagnostics = await feed.warnings.map { "warning: \($0)" }
-        diagnostics += await feed.skipped.map { "skipped: \($0)" }
+        var diagnostics = await feed.warnings.map { "WARNING: \(Console.safe($0))" }
+        diagnostics += await feed.skipped.map { "skipped: \(Console.safe($0.description))" }
         let duplicates = await feed.duplicateCount
         if duplicates > 0 { diagnostics.append("skipped: \(duplicates) items repeated on later pages") }
         return Output(text: try json ? Self.json(items) : Self.table(items), diagnostics: diagnostics)
@@ -38,9 +38,10 @@ struct FeedListing: Sendable {
     static func table(_ items: [FeedItem]) -> String {
         let rows = [["PUBLIC_ID", "CREATED_AT", "SOURCE"]] + items.map { item in
             [
-                item.publicID,
+                // Control characters shown as escapes: a newline must not split a row, an ESC not reach the terminal.
+                Console.safe(item.publicID),
                 item.createdAt.formatted(Date.ISO8601FormatStyle()),
-                item.source.isFileURL ? item.source.path : item.source.absoluteString,
+                Console.safe(item.source.isFileURL ? item.source.path : item.source.absoluteString),
             ]
         }
         let widths = (0..<2).map { column in rows.map { $0[column].count }.max() ?? 0 }

@@ -3,17 +3,20 @@ import Foundation
 
 /// Feed items for `demo` (and `play`), loaded the way `videofeed feed` loads SOURCE (``FeedSourceOptions``):
 /// nothing → the bundled feed; a folder → its media files; a file → a listing in any shape; an http(s) URL → the
-/// remote listing, falling back to its cache and then the bundled feed.
+/// remote listing, falling back to its cache (and, for `play`, then to the bundled feed, with a warning).
 enum FeedSource {
-    static func items(_ source: String?) async throws -> [FeedItem] {
-        try await items(from: FeedSourceOptions.parse(source.map { [$0] } ?? []).makeLoader(format: nil))
+    /// The items of `source` for a batch that writes per item (`demo`): a URL that fails is never replaced by the
+    /// bundled feed.
+    static func page(_ source: String?) async throws -> FeedPage {
+        try await page(from: FeedSourceOptions.parse(source.map { [$0] } ?? []).makeLoader(format: nil, for: .batch))
     }
 
-    static func items(from loader: any FeedLoader) async throws -> [FeedItem] {
+    /// Every page of `loader` as one, with its skipped entries and warnings printed to stderr.
+    static func page(from loader: any FeedLoader) async throws -> FeedPage {
         let page = try await loader.loadAll()
-        for skipped in page.skipped { Console.error("skipped feed entry: \(skipped)") }
-        for warning in page.warnings { Console.error("warning: \(warning)") }
-        return page.items
+        for skipped in page.skipped { Console.error("skipped feed entry: \(Console.safe(skipped.description))") }
+        for warning in page.warnings { Console.warning(Console.safe(warning)) }
+        return page
     }
 
     /// A path for Media: a file URL's path, any other URL as text.

@@ -2,8 +2,9 @@ import ArgumentParser
 import Feed
 import Foundation
 
-/// The SOURCE argument and the options that say how to load it, shared by `videofeed feed` and `videofeed thumbs`:
-/// a folder, a listing file, an http(s) URL (remote → cache → bundled), or the bundled feed.
+/// The SOURCE argument and the options that say how to load it, shared by `videofeed feed`, `play` and `thumbs`:
+/// a folder, a listing file, an http(s) URL (remote → cache, then the bundled feed for browsing commands only), or
+/// the bundled feed.
 struct FeedSourceOptions: ParsableArguments {
     @Argument(help: "A folder, a listing file, or an http(s) URL. Default: the bundled feed.")
     var source: String?
@@ -23,6 +24,9 @@ struct FeedSourceOptions: ParsableArguments {
     @Option(help: "Seconds to wait for each HTTP answer.")
     var timeout: Double = 15
 
+    @Option(help: "Largest listing page accepted from a URL, e.g. 32MiB; a larger or endless answer is cut off.")
+    var maxListingSize: String = "32MiB"
+
     @Option(help: "Retries of timeouts and 5xx answers.")
     var retries: Int = 2
 
@@ -41,24 +45,44 @@ struct FeedSourceOptions: ParsableArguments {
     @Flag(help: "Fail instead of falling back to the cache or the bundled feed when a URL fails.")
     var noFallback = false
 
+    @Flag(help: """
+        thumbs: when a URL and its cache both fail, render the bundled feed instead of ending the run (which \
+        removes the outputs of every item not in it). feed and play always fall back, with a warning.
+        """)
+    var fallbackBundled = false
+
     @Option(help: "The bundled feed: a feed.json file or the Fixtures folder holding it.")
     var fixtures: String?
 
     func validate() throws {
         if let pageSize, pageSize < 1 { throw ValidationError("--page-size must be at least 1.") }
-        if !(timeout > 0) { throw ValidationError("--timeout must be a positive number of seconds.") }
-        if retries < 0 { throw ValidationError("--retries must be 0 or more.") }
+        try NumberRules.timeLimit(timeout, "--timeout")
+        if retries < 0 || retries > 100 { throw ValidationError("--retries must be from 0 to 100.") }
         if authEnv != nil && authFile != nil { throw ValidationError("Use --auth-env or --auth-file, not both.") }
         if Self.displaySize(display) == nil { throw ValidationError("--display must look like 1080x1920.") }
+        if SwipeScript.bytes(maxListingSize) == nil {
+            throw ValidationError("--max-listing-size: give e.g. 32MiB, 500K or a byte count.")
+        }
+    }
+
+    /// What the feed is loaded for, which decides whether a failing URL may be replaced by the bundled feed.
+    enum Use {
+        /// Showing a feed (`feed`, `play`): better the bundled feed, with a loud warning, than nothing.
+        case browse
+        /// A batch that writes and removes outputs per item (`thumbs`, `demo`): the bundled feed in place of the
+        /// real one would remove every output of the real feed as gone, so a URL that cannot be read (nor its cache)
+        /// ends the run, unless ``fallbackBundled`` asks for the bundled feed.
+        case batch
     }
 
     /// The loader for ``source`` and the options; `format` is the listing's shape, nil to detect it.
-    func makeLoader(format: FeedFormat?) throws -> any FeedLoader {
+    func makeLoader(format: FeedFormat?, for use: Use) throws -> any FeedLoader {
         let bundled = BundledFeedLoader(explicitPath: fixtures)
         guard let source else { return bundled }
         if let url = URL(string: source), let scheme = url.scheme?.lowercased(), scheme.count > 1 {
             switch scheme {
-            case "http", "https": return remoteLoader(url, format: format, bundled: bundled)
+            case "http", "https":
+                return remoteLoader(url, format: format, bundled: use == .browse || fallbackBundled ? bundled : nil)
             case "file": return try localLoader(url.path, format: format)
             default: throw FeedError.unsupportedSource(source)
             }
@@ -78,7 +102,7 @@ struct FeedSourceOptions: ParsableArguments {
         return ManifestFeedLoader(file: url, format: format, displaySize: Self.displaySize(display)!)
     }
 
-    private func remoteLoader(_ url: URL, format: FeedFormat?, bundled: BundledFeedLoader) -> any FeedLoader {
+    private func remoteLoader(_ url: URL, format: FeedFormat?, bundled: BundledFeedLoader?) -> any FeedLoader {
         let authorization: AuthorizationSource?
         if let authEnv {
             authorization = .environment(authEnv)
@@ -95,12 +119,14 @@ struct FeedSourceOptions: ParsableArguments {
             authorization: authorization,
             timeout: timeout,
             retry: RetryPolicy(maxAttempts: retries + 1, initialDelay: 0.5),
-            displaySize: Self.displaySize(display)!)
+            displaySize: Self.displaySize(display)!,
+            maxPageBytes: SwipeScript.bytes(maxListingSize) ?? RemoteFeedLoader.defaultMaxPageBytes)
         if noFallback { return remote }
         let cacheFolder = cacheDir.map { URL(fileURLWithPath: $0, isDirectory: true) }
             ?? DiskFeedPageCache.defaultDirectory(for: url)
         let primary: any FeedLoader = noCache ? remote : remote.cached(in: DiskFeedPageCache(directory: cacheFolder))
-        return primary.withFallback(bundled)
+        guard let bundled else { return primary }
+        return primary.withFallback(bundled, named: "the bundled feed (Fixtures/feed.json), NOT the feed asked for")
     }
 
     static func displaySize(_ text: String) -> DisplaySize? {

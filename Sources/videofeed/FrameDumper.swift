@@ -1,3 +1,4 @@
+import Feed
 import Foundation
 import Media
 
@@ -80,7 +81,7 @@ enum FrameDumper {
                 do {
                     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
                 } catch {
-                    throw MediaError(.io, operation: "create folder", item: dir, message: error.localizedDescription)
+                    throw MediaError(.io, operation: "create folder", item: dir, message: SystemErrorText.reason(error))
                 }
                 folder = dir
             }

@@ -67,7 +67,9 @@ struct PlayCommand: ParsableCommand {
         if [swipes != nil, random != nil, trace != nil].filter({ $0 }).count > 1 {
             throw ValidationError("give only one of --swipes, --random and --trace")
         }
-        if let random, random < 1 { throw ValidationError("--random must be at least 1") }
+        if let random { try NumberRules.count(random, "--random", max: 10_000_000) }
+        if let workers { try NumberRules.count(workers, "--workers", max: NumberRules.maxThreads) }
+        try NumberRules.count(waitMilliseconds, "--wait-ms", max: Int(NumberRules.maxSeconds) * 1000)
         if BuiltInPolicies.named(policy) == nil { throw ValidationError("unknown policy '\(policy)'") }
         if SwipeScript.bytes(budget) == nil { throw ValidationError("--budget: give e.g. 256MiB, 64M or a byte count") }
         if SwipeScript.range(dwell) == nil { throw ValidationError("--dwell-ms: give MIN-MAX milliseconds, e.g. 250-1500") }
@@ -111,17 +113,18 @@ struct PlayCommand: ParsableCommand {
     }
 
     func run() throws {
-        let loader = try feedSource.makeLoader(format: nil)
-        let items: [FeedItem]
-        switch BlockingTask.run({ try await FeedSource.items(from: loader) }) {
-        case .success(let loaded): items = loaded
+        let loader = try feedSource.makeLoader(format: nil, for: .browse)
+        let page: FeedPage
+        switch BlockingTask.run({ try await FeedSource.page(from: loader) }) {
+        case .success(let loaded): page = loaded
         case .failure(let error):
-            Console.error("play: cannot load the feed: \(error)")
-            throw ExitCode(1)
+            Console.error("play: cannot load the feed: \(Console.describe(error))")
+            throw ExitCode(ExitStatus.couldNotRun)
         }
+        let items = page.items
         guard !items.isEmpty else {
             Console.error("play: the feed is empty")
-            throw ExitCode(1)
+            throw ExitCode(ExitStatus.couldNotRun)
         }
         var configuration = FeedPlayerConfiguration()
         configuration.displaySize = size
@@ -139,8 +142,8 @@ struct PlayCommand: ParsableCommand {
             do {
                 session = try SwipeTrace.load(path: trace)
             } catch {
-                Console.error("play: \(error)")
-                throw ExitCode(1)
+                Console.error("play: \(Console.describe(error))")
+                throw ExitCode(ExitStatus.couldNotRun)
             }
         }
         let actions = session.map { $0.steps.map { SwipeAction($0.action) } } ?? swipes.flatMap(SwipeScript.parse)
@@ -174,7 +177,7 @@ struct PlayCommand: ParsableCommand {
             let returned = DispatchTime.now().uptimeNanoseconds
             let index = player.currentIndex
             var record = SwipeRecord(swipe: n + 1, action: action.text, index: index,
-                                     publicID: items[index].publicID, result: "", timeToFirstFrameMs: nil)
+                                     publicID: Console.safe(items[index].publicID), result: "", timeToFirstFrameMs: nil)
             var shown: PlayerFrame?
             switch outcome {
             case _ where index == before:
@@ -228,6 +231,8 @@ struct PlayCommand: ParsableCommand {
             }
             Console.out(PlaySummary.text(memory))
         }
+        // Exit 1 when an item could not be played or a feed entry was invalid: each was named on the way.
+        if metrics.failures > 0 || !page.skipped.isEmpty { throw ExitCode(ExitStatus.someFailed) }
     }
 }
 

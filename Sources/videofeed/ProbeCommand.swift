@@ -33,6 +33,10 @@ struct ProbeCommand: ParsableCommand {
 
     @OptionGroup var policy: MediaPolicyOptions
 
+    func validate() throws {
+        try NumberRules.timeLimit(timeout, "--timeout")
+    }
+
     func run() throws {
         var options = policy.applied(to: OpenOptions())
         options.openTimeout = timeout
@@ -63,7 +67,7 @@ struct ProbeCommand: ParsableCommand {
 /// The human-readable probe table.
 enum ProbeTable {
     static func render(item: String, info: MediaInfo) -> String {
-        var lines = [item]
+        var lines = [Console.safe(item)]
         var head = "  container: \(info.container) (\(info.containerLongName))"
         head += "  duration: " + (info.duration.map { String(format: "%.3f s", $0) } ?? "unknown")
         head += "  bit rate: " + (info.bitRate.map { String(format: "%.0f kb/s", Double($0) / 1000) } ?? "unknown")

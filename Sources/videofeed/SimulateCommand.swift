@@ -85,10 +85,10 @@ struct SimulateRunCommand: ParsableCommand {
     func validate() throws {
         if json && csv { throw ValidationError("give either --json or --csv") }
         if swipes < 1 { throw ValidationError("--swipes must be at least 1") }
-        if workers < 1 { throw ValidationError("--workers must be at least 1") }
-        if let cores, cores < 1 { throw ValidationError("--cores must be at least 1") }
+        try NumberRules.count(workers, "--workers", max: 1024)
+        if let cores { try NumberRules.count(cores, "--cores", max: 1024) }
         if let items, items < 1 { throw ValidationError("--items must be at least 1") }
-        if !(backgroundLoad >= 0 && backgroundLoad.isFinite) { throw ValidationError("--background-load must be 0 or more") }
+        if !(backgroundLoad >= 0 && backgroundLoad <= 1024) { throw ValidationError("--background-load must be from 0 to 1024") }
         if budgets() == nil { throw ValidationError("--budget: give e.g. 256MiB, 64M or a byte count, or a comma-separated list") }
     }
 
@@ -147,7 +147,7 @@ struct SimulateRunCommand: ParsableCommand {
             }
         } catch let error as PolicyLabError {
             Console.error("simulate: \(error)")
-            throw ExitCode(1)
+            throw ExitCode(ExitStatus.couldNotRun)
         }
     }
 }

@@ -18,7 +18,7 @@ struct ThumbsMergeCommand: ParsableCommand {
             Console.out("thumbs merge: \(count) cards in \((out as NSString).appendingPathComponent("cards.jsonl"))\n")
         } catch {
             Console.error("thumbs merge: \(Console.describe(error))")
-            throw ExitCode(1)
+            throw ExitCode(ExitStatus.couldNotRun)
         }
     }
 }

@@ -76,15 +76,16 @@ struct ThumbsRunCommand: ParsableCommand {
 
     func validate() throws {
         if FramePosition.parseList(at) == nil {
-            throw ValidationError("--at takes 10%, 3.5s or auto, or a comma-separated list of them.")
+            throw ValidationError("--at takes 10%, 3.5s (at most \(Int(FramePosition.maxSeconds)) s) or auto, or a "
+                                  + "comma-separated list of them.")
         }
         if ImageFormat(name: format) == nil || format.lowercased() == "ppm" {
             throw ValidationError("--format takes jpg, png or webp.")
         }
         if !(1...100).contains(quality) { throw ValidationError("--quality must be 1-100.") }
-        if jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
+        try NumberRules.count(jobs, "--jobs", max: NumberRules.maxThreads)
         if let sheet, SheetLayout(parsing: sheet) == nil { throw ValidationError("--sheet takes CxR, e.g. 4x4.") }
-        if !(timeLimit > 0) { throw ValidationError("--time-limit must be a positive number of seconds.") }
+        try NumberRules.timeLimit(timeLimit, "--time-limit")
         _ = try resolvedShard()
     }
 
@@ -115,13 +116,15 @@ struct ThumbsRunCommand: ParsableCommand {
         let page: FeedPage
         let source = feedSource
         let format = feedFormat?.feedFormat
-        switch BlockingTask.run({ try await source.makeLoader(format: format).loadAll() }) {
+        switch BlockingTask.run({ try await source.makeLoader(format: format, for: .batch).loadAll() }) {
         case .success(let loaded): page = loaded
         case .failure(let error):
-            Console.error("thumbs: cannot read the feed: \(error)")
-            throw ExitCode(2)
+            Console.error("thumbs: cannot read the feed: \(Console.describe(error)); nothing in the output folder was "
+                          + "changed")
+            throw ExitCode(ExitStatus.couldNotRun)
         }
-        for skipped in page.skipped { Console.error("thumbs: skipped feed entry: \(skipped)") }
+        for warning in page.warnings { Console.warning("thumbs: \(warning)") }
+        for skipped in page.skipped { Console.error("thumbs: skipped feed entry: \(Console.safe(skipped.description))") }
         var configuration = ThumbnailBatch.Configuration(
             output: URL(fileURLWithPath: out), options: options, jobs: jobs, timeLimit: timeLimit, force: force,
             shard: try resolvedShard())
@@ -137,9 +140,10 @@ struct ThumbsRunCommand: ParsableCommand {
             throw ExitCode(2)
         }
         reporter.finish()
-        for failure in summary.failures { Console.error("thumbs: \(failure)") }
+        for failure in summary.failures { Console.error("thumbs: \(Console.describe(failure))") }
         Console.out(json ? try Self.json(summary) : Self.line(summary, out: out))
-        if !summary.failures.isEmpty { throw ExitCode(1) }
+        // Invalid feed entries are items that failed too: a feed of nothing but invalid entries is not a success.
+        if !summary.failures.isEmpty || !page.skipped.isEmpty { throw ExitCode(ExitStatus.someFailed) }
     }
 
     static func line(_ s: ThumbnailBatch.Summary, out: String) -> String {

@@ -85,7 +85,7 @@ struct CompositionTests {
         let page = try await FallbackFeedLoader(primary: primary, fallback: fallback).loadPage(at: nil)
         #expect(page.items.map(\.publicID) == ["fallback/a"])
         #expect(page.warnings == [
-            "the primary feed has no items (1 invalid entries skipped); using the fallback feed",
+            "the primary feed has no items (1 invalid entries skipped); using the fallback feed instead",
         ])
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Feed
 import Testing
 @testable import Thumbnails
 

@@ -1,5 +1,6 @@
 import Foundation
 import Media
+import Feed
 import Testing
 @testable import Thumbnails
 

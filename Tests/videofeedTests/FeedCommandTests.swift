@@ -147,11 +147,11 @@ struct FeedCommandTests {
             let fallback = try feed([url, "--timeout", "5", "--retries", "0"], in: folder)
             #expect(fallback.status == 0)
             #expect(fallback.stdout.contains("fixtures/h264_portrait"))
-            #expect(fallback.stderr.hasPrefix("warning: GET http://127.0.0.1:9/feed.json?token=REDACTED failed"))
+            #expect(fallback.stderr.hasPrefix("WARNING: GET http://127.0.0.1:9/feed.json?token=REDACTED failed"))
             #expect(!fallback.stderr.contains("SECRET"))
 
             let strict = try feed([url, "--timeout", "5", "--retries", "0", "--no-fallback"], in: folder)
-            #expect(strict.status == 1)
+            #expect(strict.status == 2)
             #expect(strict.stdout.isEmpty)
             #expect(strict.stderr.split(separator: "\n").count == 1)
             #expect(strict.stderr.hasPrefix("videofeed feed: error: GET http://127.0.0.1:9/feed.json?token=REDACTED"))
@@ -168,7 +168,7 @@ struct FeedCommandTests {
         try withFolder { folder in
             try write("[{", to: folder.appendingPathComponent("bad.json"))
             let run = try feed(arguments + ["--fixtures", folder.appendingPathComponent("nowhere").path], in: folder)
-            #expect(run.status == 1)
+            #expect(run.status == 2)
             #expect(run.stdout.isEmpty)
             #expect(run.stderr.split(separator: "\n").count == 1)
             #expect(run.stderr.contains(message))
