@@ -14,13 +14,28 @@ enum SampleTableScan {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         guard let end = try? handle.seekToEnd(), end > 0 else { return nil }
-        var walker = Walker(handle: handle)
+        var walker = Walker { offset, count in
+            guard (try? handle.seek(toOffset: offset)) != nil,
+                  let data = try? handle.read(upToCount: count), data.count == count else { return nil }
+            return Array(data)
+        }
         walker.walk(from: 0, to: end, depth: 0)
         return (walker.samples, Int(clamping: end))
     }
 
+    /// The same for media in memory.
+    static func claimedSamples(data: Data) -> (samples: Int, fileSize: Int) {
+        var walker = Walker { offset, count in
+            guard offset <= UInt64(data.count), count <= data.count - Int(offset) else { return nil }
+            let start = data.startIndex + Int(offset)
+            return Array(data[start..<(start + count)])
+        }
+        walker.walk(from: 0, to: UInt64(data.count), depth: 0)
+        return (walker.samples, data.count)
+    }
+
     private struct Walker {
-        let handle: FileHandle
+        let reader: (UInt64, Int) -> [UInt8]?
         var samples = 0
         var visited = 0
         /// The handler of the track being walked (`vide`, `soun`, …).
@@ -30,11 +45,11 @@ enum SampleTableScan {
 
         static let containers: Set<String> = ["moov", "trak", "mdia", "minf", "stbl", "moof", "traf", "edts", "dinf"]
 
-        mutating func read(_ offset: UInt64, _ count: Int) -> [UInt8]? {
-            guard (try? handle.seek(toOffset: offset)) != nil,
-                  let data = try? handle.read(upToCount: count), data.count == count else { return nil }
-            return Array(data)
+        init(reader: @escaping (UInt64, Int) -> [UInt8]?) {
+            self.reader = reader
         }
+
+        func read(_ offset: UInt64, _ count: Int) -> [UInt8]? { reader(offset, count) }
 
         static func be32(_ b: [UInt8], _ at: Int) -> UInt64 {
             (UInt64(b[at]) << 24) | (UInt64(b[at + 1]) << 16) | (UInt64(b[at + 2]) << 8) | UInt64(b[at + 3])

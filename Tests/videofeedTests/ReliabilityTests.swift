@@ -1,4 +1,5 @@
 import Foundation
+import Media
 import TestSupport
 import Testing
 
@@ -130,6 +131,18 @@ import Testing
         let result = try run(cli, ["probe", "--json", path])
         #expect(result.status == 1)
         #expect(result.stdout.contains("limitExceeded") && result.stderr.contains("claim"), "\(result.stderr)")
+    }
+
+    @Test("the same bombs in memory (MediaFile(data:), the fuzz target's path) fail with limitExceeded", arguments: [
+        "index_bomb.mp4", "index_bomb_frag.mp4", "index_bomb_multi.mp4",
+    ])
+    func indexBombInMemory(name: String) throws {
+        let data = try Data(contentsOf: TestFixtures.folder.appendingPathComponent("hostile/\(name)"))
+        #expect {
+            _ = try MediaFile(data: data, name: name)
+        } throws: { error in
+            (error as? MediaError)?.kind == .limitExceeded
+        }
     }
 
     // 5. text files become pictures; 6. hangs and crashes
