@@ -201,6 +201,13 @@ EOF
 cp bad/text.txt bad/text.mp4
 "${FF[@]}" -f lavfi -i "sine=frequency=440:sample_rate=44100:duration=1" \
   -c:a aac -b:a 64k -ac 1 "${DET[@]}" bad/audio_only.m4a
+# An H.264 elementary stream that grows midway: 3 frames at 64x64, 2 at 128x128, 3 at 64x64. Opened with a limit
+# between the two sizes, decoding must fail with limitExceeded at the growth, never skip the large frames silently.
+grow=$(mktemp -d)
+"${FF[@]}" -f lavfi -i "color=blue:s=64x64:r=25" -frames:v 3 "${X264[@]}" -bf 0 -bsf:v h264_mp4toannexb "${DET[@]}" -f h264 "$grow/a.h264"
+"${FF[@]}" -f lavfi -i "color=red:s=128x128:r=25" -frames:v 2 "${X264[@]}" -bf 0 -bsf:v h264_mp4toannexb "${DET[@]}" -f h264 "$grow/b.h264"
+cat "$grow/a.h264" "$grow/b.h264" "$grow/a.h264" > bad/grows_midway.h264
+rm -r "$grow"
 
 # ---------------------------------------------------------------------------
 # golden/<file>.framemd5 — exactly the command documented in README.md.

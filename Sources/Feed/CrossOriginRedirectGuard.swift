@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -12,8 +11,9 @@ import FoundationNetworking
 /// Receives each answer's body itself (``data(for:in:limit:)``), so that a body larger than its limit — an endless
 /// listing — is cut off as it arrives instead of growing in memory, and so that cancelling the waiting Swift task
 /// cancels the transfer (swift-corelibs-foundation's `data(for:)` goes on downloading after it is cancelled).
-/// Its transfers are behind a `Mutex`.
-final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, Sendable {
+/// `@unchecked Sendable`: its only mutable state, the transfers, is read and written only while holding `lock` (an
+/// `NSLock`, which ThreadSanitizer understands, unlike `Synchronization.Mutex`'s futex on Linux).
+final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     /// A body that grew past its limit.
     struct BodyTooLarge: Error {
         let limit: Int
@@ -26,7 +26,15 @@ final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, Sendable
         let continuation: CheckedContinuation<(Data, URLResponse), any Error>
     }
 
-    private let transfers = Mutex<[Int: Transfer]>([:])
+    private let lock = NSLock()
+    private var transfers: [Int: Transfer] = [:]
+
+    /// Runs `body` on the transfers while holding ``lock``.
+    private func withTransfers<Result>(_ body: (inout [Int: Transfer]) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&transfers)
+    }
 
     /// The body and response of `request`, read through this delegate; fails with ``BodyTooLarge`` as soon as the
     /// body (or its announced length) passes `limit` bytes, and with `URLError.cancelled` when the calling task is
@@ -35,7 +43,7 @@ final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, Sendable
         let task = session.dataTask(with: request)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                transfers.withLock {
+                withTransfers {
                     $0[task.taskIdentifier] = Transfer(limit: limit, continuation: continuation)
                 }
                 task.resume()
@@ -49,7 +57,7 @@ final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, Sendable
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        let tooLarge = transfers.withLock { all -> Bool in
+        let tooLarge = withTransfers { all -> Bool in
             guard var transfer = all[dataTask.taskIdentifier] else { return false }
             transfer.response = response
             all[dataTask.taskIdentifier] = transfer
@@ -64,7 +72,7 @@ final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, Sendable
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let tooLarge = transfers.withLock { all -> Bool in
+        let tooLarge = withTransfers { all -> Bool in
             // No copy of the transfer is held while appending, so the body grows in place, never copied.
             guard let count = all[dataTask.taskIdentifier]?.body.count,
                   let limit = all[dataTask.taskIdentifier]?.limit else { return false }
@@ -79,7 +87,7 @@ final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, Sendable
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        guard let transfer = withTransfers({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         if let error {
             transfer.continuation.resume(throwing: error)
         } else if let response = transfer.response ?? task.response {
@@ -91,13 +99,13 @@ final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, Sendable
 
     /// Ends `task`'s transfer with ``BodyTooLarge``; the task's own completion then finds nothing to resume.
     private func fail(_ task: URLSessionTask) {
-        guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        guard let transfer = withTransfers({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         transfer.continuation.resume(throwing: BodyTooLarge(limit: transfer.limit))
     }
 
     /// Ends `task`'s transfer with `error` (if it is still waiting).
     private func end(_ task: URLSessionTask, with error: any Error) {
-        guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        guard let transfer = withTransfers({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         transfer.continuation.resume(throwing: error)
     }
 

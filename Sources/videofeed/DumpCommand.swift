@@ -102,7 +102,9 @@ struct DumpCommand: ParsableCommand {
             }
         } catch {
             Console.error(Console.describe(error))
-            throw ExitCode(1)
+            // The output folder that cannot be made means the command could not run; anything else is the item's.
+            let folderFailed = (error as? MediaError)?.operation == "create folder"
+            throw ExitCode(folderFailed ? ExitStatus.couldNotRun : ExitStatus.someFailed)
         }
     }
 }

@@ -192,6 +192,22 @@ import Testing
         #expect(result.stderr.contains("Error:"), "\(result.stderr)")
     }
 
+    @Test("a stream that grows past the size limit midway fails with limitExceeded instead of losing frames")
+    func growsMidway() throws {
+        var options = OpenOptions()
+        options.maxPixelCount = 64 * 64
+        let file = try MediaFile(path: TestFixtures.bad("grows_midway.h264"), options: options)
+        // One thread: with frame threading the frames before the growth may still be in flight when it is found.
+        let decoder = try VideoDecoder(file: file, options: DecoderOptions(threadCount: 1))
+        var frames = 0
+        #expect {
+            while try decoder.nextFrame() != nil { frames += 1 }
+        } throws: { error in
+            (error as? MediaError)?.kind == .limitExceeded
+        }
+        #expect(frames == 3)
+    }
+
     // 7. concurrent runs and merges
 
     @Test("merge refuses mixed, impossible and incomplete shard sets", arguments: [
