@@ -16,6 +16,9 @@ enum FeedSource {
         let page = try await loader.loadAll()
         for skipped in page.skipped { Console.error("skipped feed entry: \(Console.safe(skipped.description))") }
         for warning in page.warnings { Console.warning(Console.safe(warning)) }
+        if page.nextCursor != nil {
+            Console.warning("the listing has more pages than are read at once; only the first \(page.items.count) items are used")
+        }
         return page
     }
 

@@ -116,7 +116,14 @@ struct ThumbsRunCommand: ParsableCommand {
         let page: FeedPage
         let source = feedSource
         let format = feedFormat?.feedFormat
-        switch BlockingTask.run({ try await source.makeLoader(format: format, for: .batch).loadAll() }) {
+        switch BlockingTask.run({
+            try await source.makeLoader(format: format, for: .batch).loadAll(maxPages: Self.maxPages)
+        }) {
+        case .success(let loaded) where loaded.nextCursor != nil:
+            // A listing cut short would make every item past the cut look gone, and their thumbnails be removed.
+            Console.error("thumbs: the listing has more than \(Self.maxPages) pages; refusing to treat the rest as "
+                          + "gone; nothing in the output folder was changed")
+            throw ExitCode(ExitStatus.couldNotRun)
         case .success(let loaded): page = loaded
         case .failure(let error):
             Console.error("thumbs: cannot read the feed: \(Console.describe(error)); nothing in the output folder was "
@@ -145,6 +152,9 @@ struct ThumbsRunCommand: ParsableCommand {
         // Invalid feed entries are items that failed too: a feed of nothing but invalid entries is not a success.
         if !summary.failures.isEmpty || !page.skipped.isEmpty { throw ExitCode(ExitStatus.someFailed) }
     }
+
+    /// The most pages a listing may have: 100,000 (tens of millions of items at the APIs' page sizes).
+    static let maxPages = 100_000
 
     static func line(_ s: ThumbnailBatch.Summary, out: String) -> String {
         String(format: "thumbs: %d items, %d rendered, %d skipped, %d failed, %d removed, %.2f s; cards in %@\n",

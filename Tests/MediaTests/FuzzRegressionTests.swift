@@ -13,6 +13,18 @@ import Testing
 
     @Test("the flagged inputs are there") func present() { #expect(!Self.inputs.isEmpty) }
 
+    @Test("mutated sample-table bombs are refused by the scan before the demuxer indexes them",
+          arguments: inputs.filter { $0.hasPrefix("slow-index-") })
+    func indexBomb(name: String) throws {
+        let data = try Data(contentsOf: Self.folder.appendingPathComponent(name))
+        #expect {
+            _ = try MediaFile(data: data, name: name)
+        } throws: { error in
+            (error as? MediaError)?.kind == .limitExceeded
+                && (error as? MediaError)?.message.contains("the sample tables claim") == true
+        }
+    }
+
     @Test("a flagged input gives frames or a typed error", arguments: inputs)
     func replay(name: String) throws {
         let data = try Data(contentsOf: Self.folder.appendingPathComponent(name))
