@@ -13,7 +13,8 @@ public enum FeedError: Error, Sendable, Hashable, CustomStringConvertible {
     case httpStatus(url: String, status: Int)
     /// The server did not answer within the timeout (after retries).
     case timedOut(url: String)
-    /// The answer's body passed the loader's size limit (an endless or bloated listing); it was cut off.
+    /// The listing (its pages together) passed the loader's size limit (an endless or bloated listing, or pages
+    /// that never end); it was cut off.
     case tooLarge(url: String, limit: Int)
     /// The request failed below HTTP: connection refused, host not found, connection lost.
     case transport(url: String, reason: String)
@@ -40,7 +41,7 @@ public enum FeedError: Error, Sendable, Hashable, CustomStringConvertible {
         case .timedOut(let url):
             "GET \(url) timed out"
         case .tooLarge(let url, let limit):
-            "GET \(url): the answer is larger than the limit of \(limit) bytes (--max-listing-size); cut off"
+            "GET \(url): the listing is larger than the limit of \(limit) bytes (--max-listing-size); cut off"
         case .transport(let url, let reason):
             "GET \(url) failed: \(reason)"
         case .credentialsUnavailable(let reason):

@@ -39,12 +39,25 @@ public final class RemoteFeedLoader: FeedLoader {
     public let retry: RetryPolicy
     /// The display the Pexels rendition is chosen for.
     public let displaySize: DisplaySize
-    /// The largest page body accepted, in bytes: a larger (or endless) answer fails with
-    /// ``FeedError/tooLarge(url:limit:)`` as soon as it passes the limit, never held whole in memory.
-    public let maxPageBytes: Int
+    /// The most bytes a listing may take, all of its pages together from the first page on: a larger (or endless)
+    /// body, or pages that never end, fail with ``FeedError/tooLarge(url:limit:)`` as soon as they pass it, never
+    /// held whole in memory. Loading the first page (cursor `nil`) starts the count again.
+    public let maxListingBytes: Int
 
-    /// The default ``maxPageBytes``: 32 MiB, room for about 100,000 items of a typical listing.
-    public static let defaultMaxPageBytes = 32 << 20
+    /// The default ``maxListingBytes``: 64 MiB, room for about 200,000 items of a typical listing.
+    public static let defaultMaxListingBytes = 64 << 20
+
+    /// Bytes of the listing read so far since its first page. `@unchecked Sendable`: behind `lock`.
+    private final class ByteCount: @unchecked Sendable {
+        private let lock = NSLock()
+        private var used = 0
+
+        func reset() { lock.lock(); used = 0; lock.unlock() }
+        func add(_ n: Int) { lock.lock(); used += n; lock.unlock() }
+        var value: Int { lock.lock(); defer { lock.unlock() }; return used }
+    }
+
+    private let read = ByteCount()
 
     private let environment: [String: String]
     private let session: URLSession
@@ -61,10 +74,10 @@ public final class RemoteFeedLoader: FeedLoader {
         timeout: Double = 15,
         retry: RetryPolicy = .standard,
         displaySize: DisplaySize = .portraitFullHD,
-        maxPageBytes: Int = RemoteFeedLoader.defaultMaxPageBytes,
+        maxListingBytes: Int = RemoteFeedLoader.defaultMaxListingBytes,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
-        self.maxPageBytes = max(1, maxPageBytes)
+        self.maxListingBytes = max(1, maxListingBytes)
         self.url = url
         self.format = format
         self.pageSize = pageSize.map { max(1, $0) }
@@ -100,8 +113,20 @@ public final class RemoteFeedLoader: FeedLoader {
             let value = try authorization.headerValue(environment: environment)
             request.setValue(value, forHTTPHeaderField: "Authorization")
         }
-        let data = try await HTTPFetcher(session: session, receiver: receiver, maxBytes: maxPageBytes, retry: retry,
+        if cursor == nil { read.reset() }
+        let left = maxListingBytes - read.value
+        guard left > 0 else {
+            throw FeedError.tooLarge(url: RedactedURL.string(url), limit: maxListingBytes)
+        }
+        let data: Data
+        do {
+            data = try await HTTPFetcher(session: session, receiver: receiver, maxBytes: left, retry: retry,
                                          timeout: timeout).fetch(request)
+        } catch FeedError.tooLarge(let url, _) {
+            // The limit is the listing's, whatever was left of it for this page.
+            throw FeedError.tooLarge(url: url, limit: maxListingBytes)
+        }
+        read.add(data.count)
         let parser = FeedDocumentParser(
             format: format, baseURL: pageURL, displaySize: displaySize, listedAt: Date(),
             sourceName: RedactedURL.string(pageURL))

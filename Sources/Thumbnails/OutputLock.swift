@@ -1,38 +1,57 @@
 import Foundation
 import Media
 
-/// An exclusive lock on one card file of an output folder, held by one batch run at a time: `.<card file>.lock`
-/// beside it, locked with `flock(2)` and holding the holder's process id for the message another run prints.
+/// A `flock(2)` lock on a file in an output folder, shared or exclusive, holding the holder's process id for the
+/// message another run prints. The kernel releases it when the holder's process ends, however it ends, so a lock
+/// left by a killed run is taken over by the next run without any clean-up.
 ///
-/// The kernel releases the lock when the holder's process ends, however it ends, so a lock left by a killed run
-/// is taken over by the next run without any clean-up.
+/// A batch run holds two (``forRun(in:shard:)``): `OUT/.videofeed.lock` — exclusive for an unsharded run, shared
+/// for a shard, so shards run side by side while no unsharded run or merge does — and the exclusive lock of its
+/// own card file, `OUT/.cards-<i>-of-<n>.jsonl.lock`, so the same shard never runs twice at once.
+/// ``CardFile/merge(in:)`` holds the folder's lock exclusively.
 final class OutputLock: Sendable {
     private let descriptor: Int32
 
-    /// Takes the lock for `cardFile`, or fails at once when another run holds it.
-    /// - Throws: ``MediaError`` `io` naming the card file and the holder's process id, or why the lock file could
-    ///   not be made.
-    init(for cardFile: URL) throws {
-        let path = cardFile.deletingLastPathComponent().appendingPathComponent(".\(cardFile.lastPathComponent).lock").path
+    /// Takes the lock on `path`, or fails at once when another run holds it in a way that conflicts.
+    /// - Throws: ``MediaError`` `io` naming `item` and the holder's process id when it is known.
+    init(path: String, exclusive: Bool, item: String) throws {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else {
-            throw MediaError(.io, operation: "lock", item: cardFile.path, message: String(cString: strerror(errno)))
+            throw MediaError(.io, operation: "lock", item: item, message: "\(path): \(String(cString: strerror(errno)))")
         }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+        guard flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0 else {
             var buffer = [UInt8](repeating: 0, count: 32)
             let n = pread(fd, &buffer, buffer.count, 0)
             let holder = n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self)
-                .trimmingCharacters(in: .whitespacesAndNewlines) : "unknown"
+                .trimmingCharacters(in: .whitespacesAndNewlines) : ""
             close(fd)
-            throw MediaError(.io, operation: "lock", item: cardFile.path, message: """
-                another run (process \(holder)) is writing this card file and its thumbnails; wait for it to end or \
-                use another output folder
+            let who = holder.isEmpty ? "another run" : "another run (process \(holder))"
+            throw MediaError(.io, operation: "lock", item: item, message: """
+                \(who) is writing into this output folder in a way that conflicts (an unsharded run, a merge, or the \
+                same shard); wait for it to end or use another output folder
                 """)
         }
-        let pid = Array("\(getpid())\n".utf8)
-        _ = ftruncate(fd, 0)
-        _ = pwrite(fd, pid, pid.count, 0)
+        if exclusive {
+            let pid = Array("\(getpid())\n".utf8)
+            _ = ftruncate(fd, 0)
+            _ = pwrite(fd, pid, pid.count, 0)
+        }
         descriptor = fd
+    }
+
+    /// The locks of one batch run over `shard` in `output`.
+    static func forRun(in output: URL, shard: Shard) throws -> [OutputLock] {
+        let folder = try OutputLock(path: output.appendingPathComponent(".videofeed.lock").path,
+                                    exclusive: shard.count == 1, item: output.path)
+        guard shard.count > 1 else { return [folder] }
+        do {
+            let card = try OutputLock(path: output.appendingPathComponent(".\(shard.cardFileName).lock").path,
+                                      exclusive: true, item: output.appendingPathComponent(shard.cardFileName).path)
+            return [folder, card]
+        } catch {
+            folder.release()
+            throw error
+        }
     }
 
     /// Releases the lock (the file stays, for the next run to lock).

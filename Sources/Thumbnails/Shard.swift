@@ -11,9 +11,12 @@ public struct Shard: Sendable, Hashable, CustomStringConvertible {
     /// The whole feed as one shard.
     public static let all = Shard(uncheckedIndex: 0, count: 1)
 
-    /// Shard `index` of `count`; nil unless `0 <= index < count`.
+    /// The most shards a feed may be split into: 100,000.
+    public static let maxCount = 100_000
+
+    /// Shard `index` of `count`; nil unless `0 <= index < count <= maxCount`.
     public init?(index: Int, count: Int) {
-        guard count >= 1, index >= 0, index < count else { return nil }
+        guard count >= 1, count <= Self.maxCount, index >= 0, index < count else { return nil }
         self.index = index
         self.count = count
     }

@@ -33,6 +33,10 @@ public final class ThumbnailBatch: Sendable {
         /// decoded pictures, 3000 decoded frames, playlists refused); ``timeLimit`` also becomes the item's
         /// wall-clock limit and caps its open and read timeouts.
         public var openOptions: OpenOptions = .untrusted(streamInfo: .header)
+        /// Whether the thumbnails and cards of items gone from the feed are removed. Set it to false when the feed
+        /// may be incomplete — a listing with entries that could not be read (an item of the last run may be one
+        /// of them) — and the gone items' outputs and cards are kept for a run over a complete feed.
+        public var removesGone = true
 
         /// A configuration with defaults: one job per core, 60 s per item, no force, the whole feed.
         public init(output: URL, options: ThumbnailOptions = ThumbnailOptions(),
@@ -71,6 +75,8 @@ public final class ThumbnailBatch: Sendable {
         public var failures: [Error]
         /// Items gone from the feed whose outputs were removed.
         public var removed: Int
+        /// Items gone from the feed whose outputs were kept (``Configuration/removesGone`` off).
+        public var keptGone: Int = 0
         /// The card file written.
         public var cardFile: URL
         /// Seconds the batch took.
@@ -147,16 +153,19 @@ public final class ThumbnailBatch: Sendable {
             throw MediaError(.io, operation: "create folder", item: out.path, message: SystemErrorText.reason(error))
         }
         let cardURL = out.appendingPathComponent(configuration.shard.cardFileName)
-        // One run per card file at a time: a second run into the same folder and shard would interleave its cards
-        // and removals with this one's. Held until this function returns (the kernel drops it if the process dies).
-        let lock = try OutputLock(for: cardURL)
-        defer { lock.release() }
+        // No conflicting run at the same time: an unsharded run holds the folder alone, shards share it but each
+        // holds its own card file. Held until this function returns (the kernel drops them if the process dies).
+        let locks = try OutputLock.forRun(in: out, shard: configuration.shard)
+        defer { locks.forEach { $0.release() } }
         // A run killed mid-write left temporary files behind (never a half-written output): clear them.
         AtomicFile.removeAbandonedTemporaries(in: out)
         let plan = BatchPlan(items: items, previous: CardFile.read(cardURL).cards, options: configuration.options,
                              force: configuration.force, output: out)
-        for card in plan.gone { removeOutputs(card.thumbnails, keeping: []) }
-        let journal = CardJournal(cards: plan.kept, file: cardURL)
+        let removesGone = configuration.removesGone
+        if removesGone {
+            for card in plan.gone { removeOutputs(card.thumbnails, keeping: []) }
+        }
+        let journal = CardJournal(cards: plan.kept + (removesGone ? [] : plan.gone), file: cardURL)
         try journal.flush()
         let flusher = journal.startPeriodicFlush()
 
@@ -193,7 +202,8 @@ public final class ThumbnailBatch: Sendable {
         return Summary(items: items.count, rendered: todo.count - skippedLate,
                        skipped: plan.skippedCount + skippedLate,
                        failures: failures.withLock { $0 }.sorted { $0.description < $1.description },
-                       removed: plan.gone.count, cardFile: cardURL, elapsed: Self.seconds(since: started))
+                       removed: removesGone ? plan.gone.count : 0, keptGone: removesGone ? 0 : plan.gone.count,
+                       cardFile: cardURL, elapsed: Self.seconds(since: started))
     }
 
     /// Deletes `paths` (relative to the output folder, as a card lists them) that are not in `keeping`, refusing

@@ -24,8 +24,8 @@ struct FeedSourceOptions: ParsableArguments {
     @Option(help: "Seconds to wait for each HTTP answer.")
     var timeout: Double = 15
 
-    @Option(help: "Largest listing page accepted from a URL, e.g. 32MiB; a larger or endless answer is cut off.")
-    var maxListingSize: String = "32MiB"
+    @Option(help: "Largest listing accepted from a URL, all pages together, e.g. 64MiB; a larger or endless one is cut off.")
+    var maxListingSize: String = "64MiB"
 
     @Option(help: "Retries of timeouts and 5xx answers.")
     var retries: Int = 2
@@ -120,7 +120,7 @@ struct FeedSourceOptions: ParsableArguments {
             timeout: timeout,
             retry: RetryPolicy(maxAttempts: retries + 1, initialDelay: 0.5),
             displaySize: Self.displaySize(display)!,
-            maxPageBytes: SwipeScript.bytes(maxListingSize) ?? RemoteFeedLoader.defaultMaxPageBytes)
+            maxListingBytes: SwipeScript.bytes(maxListingSize) ?? RemoteFeedLoader.defaultMaxListingBytes)
         if noFallback { return remote }
         let cacheFolder = cacheDir.map { URL(fileURLWithPath: $0, isDirectory: true) }
             ?? DiskFeedPageCache.defaultDirectory(for: url)

@@ -93,7 +93,7 @@ struct ThumbsRunCommand: ParsableCommand {
     func resolvedShard() throws -> Shard {
         if let shard {
             guard let parsed = Shard(parsing: shard) else {
-                throw ValidationError("--shard takes i/n with 0 <= i < n, e.g. 2/8.")
+                throw ValidationError("--shard takes i/n with 0 <= i < n <= \(Shard.maxCount), e.g. 2/8.")
             }
             return parsed
         }
@@ -136,6 +136,19 @@ struct ThumbsRunCommand: ParsableCommand {
             output: URL(fileURLWithPath: out), options: options, jobs: jobs, timeLimit: timeLimit, force: force,
             shard: try resolvedShard())
         configuration.openOptions = policy.applied(to: configuration.openOptions)
+        // A listing with unreadable entries may be missing items of the last run: keep what is gone from it.
+        configuration.removesGone = page.skipped.isEmpty
+        if page.items.isEmpty {
+            // An empty or wholly invalid listing (a schema change, a server bug) would remove every thumbnail.
+            let previous = CardFile.read(URL(fileURLWithPath: out).appendingPathComponent(
+                configuration.shard.cardFileName)).cards.count
+            if previous > 0 {
+                Console.error("thumbs: the feed has no valid items (\(page.skipped.count) entries skipped as invalid); "
+                              + "refusing to remove the \(previous) items of the last run; nothing in the output "
+                              + "folder was changed")
+                throw ExitCode(ExitStatus.couldNotRun)
+            }
+        }
         let batch = ThumbnailBatch(feed: page.items, configuration: configuration)
         let reporter = ProgressReporter(enabled: !quiet)
         let summary: ThumbnailBatch.Summary
@@ -148,6 +161,10 @@ struct ThumbsRunCommand: ParsableCommand {
         }
         reporter.finish()
         for failure in summary.failures { Console.error("thumbs: \(Console.describe(failure))") }
+        if summary.keptGone > 0 {
+            Console.warning("thumbs: \(summary.keptGone) items of the last run are not in this feed; their thumbnails "
+                            + "and cards are kept because \(page.skipped.count) entries could not be read")
+        }
         Console.out(json ? try Self.json(summary) : Self.line(summary, out: out))
         // Invalid feed entries are items that failed too: a feed of nothing but invalid entries is not a success.
         if !summary.failures.isEmpty || !page.skipped.isEmpty { throw ExitCode(ExitStatus.someFailed) }

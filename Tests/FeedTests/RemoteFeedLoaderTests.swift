@@ -26,6 +26,24 @@ struct RemoteFeedLoaderTests {
         }
     }
 
+    @Test("pages that never end stop at the listing's size limit, counted over all pages from the first")
+    func endlessPages() async throws {
+        try await withFeedServer { server async throws in
+            let loader = RemoteFeedLoader(url: server.url("/endless/videos"), format: .cloudinary,
+                                          maxListingBytes: 64 * 1024)
+            await #expect {
+                _ = try await loader.loadAll(maxPages: 100_000)
+            } throws: { error in
+                if case FeedError.tooLarge(_, let limit) = error { return limit == 64 * 1024 }
+                return false
+            }
+            let requests = try await server.requestCount("/endless/videos")
+            #expect(requests > 5 && requests < 100, "\(requests) pages")
+            // A new walk from the first page starts the count again.
+            #expect(try await loader.loadPage(at: nil).items.count == 7)
+        }
+    }
+
     @Test("Pexels: page and per_page, or following next_page, give the same items")
     func pexelsPaging() async throws {
         try await withFeedServer { server async throws in

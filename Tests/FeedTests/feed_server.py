@@ -9,6 +9,8 @@ Routes
                                                               repeat=1: each later page repeats the previous
                                                               page's last resource. Cursors contain "+" and "/"
                                                               so that clients must percent-encode them.
+  /endless/videos?next_cursor=C                                 Cloudinary pages that never end: 7 new resources
+                                                              and a new next_cursor on every page.
   /pexels/videos/popular?page=P&per_page=N                     Pexels listing of 5 videos with next_page URLs.
   /manifest.json                                               native manifest with a relative url.
   /flaky/<key>                                                 500 on the first request, then a manifest.
@@ -118,6 +120,10 @@ class Handler(BaseHTTPRequestHandler):
             if offset + size < len(CLOUDINARY):
                 body["next_cursor"] = "cur+/" + base64.b64encode(str(offset + size).encode()).decode()
             self.send_json(200, body)
+        elif path == "/endless/videos":
+            n = int(query.get("next_cursor", "0"))
+            resources = [dict(r, public_id="endless/%d_%d" % (n, i)) for i, r in enumerate(CLOUDINARY)]
+            self.send_json(200, {"resources": resources, "next_cursor": str(n + 1)})
         elif path == "/pexels/videos/popular":
             page = int(query.get("page", "1"))
             per_page = int(query.get("per_page", "15"))

@@ -8,24 +8,37 @@ import Testing
 /// The batch's own guards (issue 14): one run per card file, a card file that trails finished items by about a
 /// second even while a worker is stuck, and pictures of extreme shape clamped to the box.
 @Suite struct BatchSafetyTests {
-    @Test("a second run into the same card file is refused while the first holds it; a dead holder's lock is taken over")
+    @Test("runs that would mix their outputs are refused: an unsharded run holds the folder, a shard its card file")
     func lock() throws {
         let out = try TestFixtures.temporaryFolder("thumbs-lock")
         let item = FeedItem(publicID: "fine", createdAt: Date(), source: URL(fileURLWithPath: TestFixtures.media("hevc.mp4")))
-        let batch = ThumbnailBatch(feed: [item], configuration: .init(output: out, jobs: 1))
-        let held = try OutputLock(for: out.appendingPathComponent("cards.jsonl"))
-        #expect {
-            _ = try batch.run()
-        } throws: { error in
-            (error as? MediaError)?.message.contains("process \(getpid())") == true
+        func batch(_ shard: Shard) -> ThumbnailBatch {
+            ThumbnailBatch(feed: [item], configuration: .init(output: out, jobs: 1, shard: shard))
         }
+        let half0 = Shard(index: 0, count: 2)!, half1 = Shard(index: 1, count: 2)!
+        func refused(_ body: () throws -> Void) -> Bool {
+            do { try body() } catch let error as MediaError { return error.operation == "lock" } catch {}
+            return false
+        }
+
+        // An unsharded run in progress: no other run, sharded or not, and no merge.
+        var held = try OutputLock.forRun(in: out, shard: .all)
+        #expect(refused { _ = try batch(.all).run() })
+        #expect(refused { _ = try batch(half0).run() })
+        #expect(refused { _ = try CardFile.merge(in: out) })
         #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("fine.jpg").path))
-        // Another shard's card file has its own lock.
-        let shard = ThumbnailBatch(feed: [item], configuration: .init(output: out, jobs: 1, shard: Shard(index: 0, count: 2)!))
-        #expect(throws: Never.self) { _ = try shard.run() }
-        held.release()
+        held.forEach { $0.release() }
+
+        // Shard 0 of 2 in progress: shard 1 runs beside it; shard 0 again, an unsharded run and a merge do not.
+        held = try OutputLock.forRun(in: out, shard: half0)
+        #expect(refused { _ = try batch(half0).run() })
+        #expect(refused { _ = try batch(.all).run() })
+        #expect(refused { _ = try CardFile.merge(in: out) })
+        #expect(throws: Never.self) { _ = try batch(half1).run() }
+        held.forEach { $0.release() }
+
         // Released (as the kernel does when a holder dies): the next run goes ahead.
-        let summary = try batch.run()
+        let summary = try batch(.all).run()
         #expect(summary.failures.isEmpty && summary.rendered == 1)
     }
 

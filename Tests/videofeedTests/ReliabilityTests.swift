@@ -78,6 +78,33 @@ import Testing
         #expect(asked.stderr.contains("WARNING") && asked.stderr.contains("bundled feed"), "\(asked.stderr)")
     }
 
+    @Test("a listing that answers but is empty or unreadable never removes the last run's thumbnails")
+    func unusableListing() throws {
+        let folder = try TestFixtures.temporaryFolder("rel-unusable")
+        let feed = folder.appendingPathComponent("feed.json")
+        let out = folder.appendingPathComponent("out")
+        try write(try manifest([("a", TestFixtures.media("hevc.mp4")), ("b", TestFixtures.media("vp9.webm"))]), to: feed)
+        #expect(try run(cli, ["thumbs", feed.path, "--out", out.path, "-q"]).status == 0)
+        let before = files(under: out).filter { !$0.hasPrefix(".") }
+        #expect(before.contains("a.jpg") && before.contains("b.jpg"))
+
+        for listing in ["[]", #"[{"public_id": "a"}, {"public_id": "b", "created_at": "yesterday"}]"#] {
+            try write(listing, to: feed)
+            let result = try run(cli, ["thumbs", feed.path, "--out", out.path, "-q"])
+            #expect(result.status == 2, "\(listing): \(result.stderr)")
+            #expect(result.stderr.contains("refusing to remove the 2 items of the last run"), "\(result.stderr)")
+            #expect(files(under: out).filter { !$0.hasPrefix(".") } == before)
+        }
+        // One entry readable, the other broken: the broken one may be b, so b's thumbnail and card stay.
+        try write(#"[{"public_id": "a", "created_at": "2024-05-01T10:00:00Z", "url": "\#(TestFixtures.media("hevc.mp4"))"}, "#
+                  + #"{"public_id": "b", "created_at": "yesterday"}]"#, to: feed)
+        let partial = try run(cli, ["thumbs", feed.path, "--out", out.path, "-q"])
+        #expect(partial.status == 1)
+        #expect(partial.stderr.contains("1 items of the last run are not in this feed"), "\(partial.stderr)")
+        #expect(files(under: out).contains("b.jpg"))
+        #expect(try String(contentsOf: out.appendingPathComponent("cards.jsonl"), encoding: .utf8).contains(#""public_id":"b""#))
+    }
+
     @Test("play warns loudly when it falls back to the bundled feed")
     func playWarns() throws {
         let result = try run(cli, ["play", "http://127.0.0.1:9/listing.json", "--no-cache", "--timeout", "2",
@@ -224,6 +251,10 @@ import Testing
         (["cards-0-of-2.jsonl", "cards-1-of-2.jsonl", "cards-0-of-3.jsonl"], "different shardings"),
         (["cards-0-of-2.jsonl", "cards-5-of-2.jsonl"], "possible shard"),
         (["cards-0-of-3.jsonl", "cards-2-of-3.jsonl"], "shard 1 of 3 not there yet"),
+        (["cards-0-of-2.jsonl", "cards-00-of-2.jsonl", "cards-1-of-2.jsonl"], "possible shard"),
+        (["cards-+0-of-2.jsonl", "cards-1-of-2.jsonl"], "possible shard"),
+        (["cards-0-of-9223372036854775807.jsonl"], "possible shard"),
+        (["cards-0-of-100000.jsonl"], "shards 1, 2, 3"),
     ])
     func mergeSets(names: [String], message: String) throws {
         let out = try TestFixtures.temporaryFolder("rel-merge")
@@ -231,6 +262,20 @@ import Testing
         let result = try run(cli, ["thumbs", "merge", "--out", out.path])
         #expect(result.status == 2)
         #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("cards.jsonl").path))
+    }
+
+    @Test("merge refuses a shard file that is not a regular file of cards")
+    func mergeDamaged() throws {
+        let out = try TestFixtures.temporaryFolder("rel-merge-bad")
+        try write("not a card\n", to: out.appendingPathComponent("cards-0-of-2.jsonl"))
+        try write("", to: out.appendingPathComponent("cards-1-of-2.jsonl"))
+        let garbage = try run(cli, ["thumbs", "merge", "--out", out.path])
+        #expect(garbage.status == 2 && garbage.stderr.contains("lines are not cards"), "\(garbage.stderr)")
+        try FileManager.default.removeItem(at: out.appendingPathComponent("cards-0-of-2.jsonl"))
+        #expect(mkfifo(out.appendingPathComponent("cards-0-of-2.jsonl").path, 0o600) == 0)
+        let fifo = try run(cli, ["thumbs", "merge", "--out", out.path])
+        #expect(fifo.status == 2 && fifo.stderr.contains("not a regular file"), "\(fifo.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("cards.jsonl").path))
     }
 
