@@ -28,10 +28,18 @@ public enum AuthorizationSource: Sendable, Hashable, CustomStringConvertible {
             guard let value = environment[name] else { throw .credentialsUnavailable(reason: "\(self) is not set") }
             raw = value
         case .file(let url):
+            // A named pipe would block the read forever: only a regular file is read.
+            var info = stat()
+            guard stat(url.path, &info) == 0 else {
+                throw .credentialsUnavailable(reason: "cannot read \(self): \(String(cString: strerror(errno)))")
+            }
+            guard (info.st_mode & S_IFMT) == S_IFREG else {
+                throw .credentialsUnavailable(reason: "cannot read \(self): not a regular file")
+            }
             do {
                 raw = try String(contentsOf: url, encoding: .utf8)
             } catch {
-                throw .credentialsUnavailable(reason: "cannot read \(self)")
+                throw .credentialsUnavailable(reason: "cannot read \(self): \(SystemErrorText.reason(error))")
             }
         }
         let value = raw.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -39,10 +39,10 @@ public enum SystemErrorText {
         return text
     }
 
-    /// The nearest existing ancestor of `path` (or `path` itself) when it is a file rather than a folder: the usual
-    /// cause of a folder that cannot be created.
+    /// The nearest existing folder on the way to `path` (its parent or above) when that is a file rather than a
+    /// folder: the usual cause of a file or folder that cannot be created there.
     static func fileInTheWay(of path: String) -> String? {
-        var current = URL(fileURLWithPath: path).standardizedFileURL
+        var current = URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent()
         while current.path != "/" {
             var isFolder: ObjCBool = false
             if FileManager.default.fileExists(atPath: current.path, isDirectory: &isFolder) {
@@ -68,7 +68,8 @@ public enum SystemErrorText {
              .serverCertificateHasUnknownRoot: return "the server's TLS certificate is not trusted"
         case .httpTooManyRedirects: return "too many redirects"
         case .redirectToNonExistentLocation: return "a redirect to nowhere"
-        case .badURL, .unsupportedURL: return "the URL is not one that can be fetched"
+        case .badURL: return "the URL is not valid"
+        case .unsupportedURL: return "the URL's scheme cannot be fetched, or the answer is not HTTP"
         case .zeroByteResource: return "the answer has no body"
         case .cannotDecodeContentData, .cannotDecodeRawData: return "the answer's body cannot be decoded"
         case .dataLengthExceedsMaximum: return "the answer is larger than allowed"

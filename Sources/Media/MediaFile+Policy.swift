@@ -40,7 +40,8 @@ extension MediaFile {
             return "the '\(name)' format turns text into pictures; a text file is not media and is never opened"
         }
         if let allowed = options.allowedFormats, !names.contains(where: allowed.contains) {
-            return "the '\(format)' format is not one a feed holds (allowed: the formats of OpenOptions.allowedFormats)"
+            return "the '\(format)' format is not one a feed holds (video in MP4/MOV, WebM/Matroska, AVI, MPEG-TS/PS, "
+                + "FLV, ASF, Ogg, MXF or DV, a raw video stream, an image, or audio with a cover picture)"
         }
         if !options.allowsPlaylists, let name = names.first(where: playlistFormats.contains) {
             return "the '\(name)' format opens the URLs it lists; playlists are refused unless allowed"

@@ -85,12 +85,7 @@ public struct CostProfile: Sendable, Codable, Equatable {
 
     /// Reads and checks a profile file.
     public static func load(path: String) throws -> CostProfile {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw PolicyLabError.unreadableFile(path: path, reason: (error as NSError).localizedDescription)
-        }
+        let data = try InputFile.contents(of: path)
         let profile: CostProfile
         do {
             profile = try JSONDecoder().decode(CostProfile.self, from: data)

@@ -85,11 +85,8 @@ public struct BandwidthSchedule: Sendable, Equatable {
     /// comments, an optional `time,...` header; the first line starts at 0; the trace repeats after its last line
     /// for as long as the gap before it.
     public static func load(path: String) throws -> BandwidthSchedule {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw PolicyLabError.unreadableFile(path: path, reason: (error as NSError).localizedDescription)
+        guard let text = String(data: try InputFile.contents(of: path), encoding: .utf8) else {
+            throw PolicyLabError.unreadableFile(path: path, reason: "not UTF-8 text")
         }
         var steps: [(start: Double, bitsPerSecond: Double)] = []
         for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {

@@ -93,8 +93,9 @@ public struct SwipeModel: Sendable, Equatable, CustomStringConvertible {
         var watchMin = model.burstWatch.lowerBound, watchMax = model.burstWatch.upperBound
         for setting in settings {
             let kv = setting.split(separator: "=", maxSplits: 1).map(String.init)
-            guard kv.count == 2, let value = Double(kv[1]), value.isFinite else {
-                throw PolicyLabError.invalidParameter(name: "--model", reason: "'\(setting)' is not key=number")
+            // Within ±1e9: no setting means anything beyond, and every one converts safely.
+            guard kv.count == 2, let value = Double(kv[1]), value.isFinite, abs(value) <= 1e9 else {
+                throw PolicyLabError.invalidParameter(name: "--model", reason: "'\(setting)' is not key=number (|number| <= 1e9)")
             }
             switch kv[0].lowercased() {
             case "quick": model.quickLeave = value

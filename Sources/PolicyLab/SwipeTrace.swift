@@ -30,12 +30,7 @@ public enum SwipeTrace {
 
     /// Reads the trace at `path` (format from the extension `.csv`/`.jsonl`/`.json`, else from the content).
     public static func load(path: String) throws -> SwipeSession {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw PolicyLabError.unreadableFile(path: path, reason: (error as NSError).localizedDescription)
-        }
+        let data = try InputFile.contents(of: path)
         guard let text = String(data: data, encoding: .utf8) else {
             throw PolicyLabError.malformedTrace(path: path, line: 1, reason: "not UTF-8 text")
         }

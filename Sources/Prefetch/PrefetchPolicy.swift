@@ -141,7 +141,9 @@ public enum BuiltInPolicies {
         case "staged": return StagedPolicy()
         case "swipeaware": return SwipeAwarePolicy()
         default:
-            if name.lowercased().hasPrefix("forward"), let n = Int(name.dropFirst("forward".count)), n >= 0 {
+            // Up to forward64: each item ahead is a decoder and a first frame, so more than that only exhausts memory.
+            if name.lowercased().hasPrefix("forward"), let n = Int(name.dropFirst("forward".count)), n >= 0,
+               n <= 64 {
                 return ForwardPolicy(count: n)
             }
             return nil

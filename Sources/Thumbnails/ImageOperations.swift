@@ -16,6 +16,22 @@ enum ImageOperations {
         return Image(width: w, height: h, pixelFormat: image.pixelFormat, bytes: out)
     }
 
+    /// `image` scaled to `size` by nearest neighbour (for enlarging a picture of a few pixels, where nothing finer
+    /// is there to keep).
+    static func resizeNearest(_ image: Image, to size: Size) -> Image {
+        let bpp = image.pixelFormat.bytesPerPixel
+        var out = [UInt8]()
+        out.reserveCapacity(size.width * size.height * bpp)
+        for y in 0..<size.height {
+            let row = (y * image.height / size.height) * image.width
+            for x in 0..<size.width {
+                let start = (row + x * image.width / size.width) * bpp
+                out.append(contentsOf: image.bytes[start..<(start + bpp)])
+            }
+        }
+        return Image(width: size.width, height: size.height, pixelFormat: image.pixelFormat, bytes: out)
+    }
+
     /// A `columns`-wide grid of tiles on black, each tile centered in a cell of `cell` size.
     static func sheet(_ tiles: [Image], columns: Int, rows: Int, cell: Size) -> Image {
         let width = cell.width * columns, height = cell.height * rows

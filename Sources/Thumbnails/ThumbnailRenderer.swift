@@ -102,6 +102,12 @@ public struct ThumbnailRenderer: Sendable {
     private func finish(_ image: Image, tone: ToneMapping, side: Int) throws -> Image {
         let mapped = tone.apply(to: image)
         guard options.square else { return mapped }
-        return ImageOperations.centerCrop(mapped, to: Size(width: side, height: side))
+        let cropped = ImageOperations.centerCrop(mapped, to: Size(width: side, height: side))
+        guard cropped.width < side || cropped.height < side else { return cropped }
+        // A picture of extreme shape was fitted into the clamped box, so its short side is below the square's:
+        // its center square, enlarged.
+        let short = min(cropped.width, cropped.height)
+        return ImageOperations.resizeNearest(ImageOperations.centerCrop(cropped, to: Size(width: short, height: short)),
+                                             to: Size(width: side, height: side))
     }
 }

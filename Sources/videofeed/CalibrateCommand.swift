@@ -39,8 +39,8 @@ struct CalibrateCommand: ParsableCommand {
 
     func validate() throws {
         if files.isEmpty { throw ValidationError("give at least one media file") }
-        if frames < 1 { throw ValidationError("--frames must be at least 1") }
-        if runs < 1 { throw ValidationError("--runs must be at least 1") }
+        try NumberRules.count(frames, "--frames", max: 100_000)
+        try NumberRules.count(runs, "--runs", max: 1000)
     }
 
     func run() throws {
@@ -52,7 +52,7 @@ struct CalibrateCommand: ParsableCommand {
             do {
                 items.append(try measure(path))
             } catch {
-                Console.error("\(path): calibrate failed: \(Console.describe(error))")
+                Console.error("\(Console.safe(path)): calibrate failed: \(Console.describe(error))")
                 failed += 1
             }
         }
@@ -64,16 +64,16 @@ struct CalibrateCommand: ParsableCommand {
         do {
             try profile.json().write(to: URL(fileURLWithPath: out), options: .atomic)
         } catch {
-            Console.error("\(out): cannot write the profile: \(SystemErrorText.reason(error))")
+            Console.error("\(Console.safe(out)): cannot write the profile: \(SystemErrorText.reason(error))")
             throw ExitCode(ExitStatus.couldNotRun)
         }
         for item in items {
             Console.out(String(format: "%@: open %.2f ms, decoder %.2f ms, first frame %.2f ms, frame %.2f ms, %d bytes/frame, %.2f fps\n",
-                               item.name, item.openSeconds * 1000, item.decoderOpenSeconds * 1000,
+                               Console.safe(item.name), item.openSeconds * 1000, item.decoderOpenSeconds * 1000,
                                item.firstFrameSeconds * 1000, item.frameSeconds * 1000, item.bytesPerFrame,
                                item.frameRate))
         }
-        Console.out("wrote \(out)\n")
+        Console.out("wrote \(Console.safe(out))\n")
         if failed > 0 {
             Console.error("\(failed) of \(files.count) files could not be measured and are not in the profile")
             throw ExitCode(1)

@@ -64,5 +64,9 @@ enum Console {
 extension PixelFormat: ExpressibleByArgument {}
 
 extension Size: ExpressibleByArgument {
-    public init?(argument: String) { self.init(parsing: argument) }
+    /// `WxH` with each side from 1 to 16384, the largest picture a decoded frame may be (``OpenOptions/maxDimension``).
+    public init?(argument: String) {
+        guard let size = Size(parsing: argument), size.width <= 16384, size.height <= 16384 else { return nil }
+        self = size
+    }
 }

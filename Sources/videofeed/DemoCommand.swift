@@ -36,6 +36,12 @@ struct DemoCommand: ParsableCommand {
         var failures = 0
         let started = Date()
         let folder = OutputFolder(URL(fileURLWithPath: out))
+        do {
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        } catch {
+            Console.error("\(Console.safe(out)): cannot create the output folder: \(SystemErrorText.reason(error))")
+            throw ExitCode(ExitStatus.couldNotRun)
+        }
         // A feed's items are untrusted: only the demuxers of what a feed holds (every frame is still dumped).
         var openOptions = OpenOptions()
         openOptions.allowedFormats = MediaFile.feedFormats

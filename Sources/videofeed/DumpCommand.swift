@@ -98,7 +98,7 @@ struct DumpCommand: ParsableCommand {
         do {
             let written = try FrameDumper.run(request)
             if format != .framemd5 && format != .null || format == .framemd5 && out != nil {
-                Console.error("\(input): wrote \(written) frame\(written == 1 ? "" : "s") to \(request.out ?? "frames")")
+                Console.error("\(Console.safe(input)): wrote \(written) frame\(written == 1 ? "" : "s") to \(Console.safe(request.out ?? "frames"))")
             }
         } catch {
             Console.error(Console.describe(error))

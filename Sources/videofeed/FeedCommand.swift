@@ -44,6 +44,8 @@ struct FeedCommand: ParsableCommand {
         case .success(let output):
             for line in output.diagnostics { FileHandle.standardError.write(Data((line + "\n").utf8)) }
             FileHandle.standardOutput.write(Data(output.text.utf8))
+            // Exit 1 when entries were invalid: they are items of the feed that could not be listed.
+            if output.invalidEntries > 0 { Self.exit(withError: ExitCode(ExitStatus.someFailed)) }
         case .failure(let error):
             Self.fail(error)
         }

@@ -13,6 +13,8 @@ struct FeedListing: Sendable {
         var text: String
         /// For stderr, one line each.
         var diagnostics: [String]
+        /// Entries skipped as invalid: items that failed, so `feed` exits 1.
+        var invalidEntries = 0
     }
 
     /// Loads as many pages as `limit` needs (all without a limit) and formats them.
@@ -25,7 +27,8 @@ struct FeedListing: Sendable {
         diagnostics += await feed.skipped.map { "skipped: \(Console.safe($0.description))" }
         let duplicates = await feed.duplicateCount
         if duplicates > 0 { diagnostics.append("skipped: \(duplicates) items repeated on later pages") }
-        return Output(text: try json ? Self.json(items) : Self.table(items), diagnostics: diagnostics)
+        return Output(text: try json ? Self.json(items) : Self.table(items), diagnostics: diagnostics,
+                      invalidEntries: await feed.skipped.count)
     }
 
     static func json(_ items: [FeedItem]) throws -> String {

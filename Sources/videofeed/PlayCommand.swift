@@ -148,7 +148,14 @@ struct PlayCommand: ParsableCommand {
         }
         let actions = session.map { $0.steps.map { SwipeAction($0.action) } } ?? swipes.flatMap(SwipeScript.parse)
             ?? SwipeScript.random(count: random ?? 10, feedLength: items.count, rng: &rng)
-        if let dump { try FileManager.default.createDirectory(atPath: dump, withIntermediateDirectories: true) }
+        if let dump {
+            do {
+                try FileManager.default.createDirectory(atPath: dump, withIntermediateDirectories: true)
+            } catch {
+                Console.error("play: cannot create the --dump folder \(Console.safe(dump)): \(SystemErrorText.reason(error))")
+                throw ExitCode(ExitStatus.couldNotRun)
+            }
+        }
 
         player.start(at: 0)
         _ = player.waitForFirstFrame(of: 0, timeout: Double(waitMilliseconds) / 1000)
@@ -202,7 +209,12 @@ struct PlayCommand: ParsableCommand {
             }
             if let dump, let shown {
                 let path = (dump as NSString).appendingPathComponent(String(format: "swipe-%04d-item%d.png", n + 1, index))
-                try ImageEncoder(format: .png).write(shown.image, to: path)
+                do {
+                    try ImageEncoder(format: .png).write(shown.image, to: path)
+                } catch {
+                    Console.error("play: cannot write the shown frame: \(Console.describe(error))")
+                    throw ExitCode(ExitStatus.couldNotRun)
+                }
             }
             if !json {
                 let ttff = record.timeToFirstFrameMs.map { String(format: "%8.2f ms", $0) } ?? "       -   "

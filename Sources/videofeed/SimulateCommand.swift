@@ -1,4 +1,5 @@
 import ArgumentParser
+import Feed
 import Foundation
 import PolicyLab
 import Prefetch
@@ -84,10 +85,10 @@ struct SimulateRunCommand: ParsableCommand {
 
     func validate() throws {
         if json && csv { throw ValidationError("give either --json or --csv") }
-        if swipes < 1 { throw ValidationError("--swipes must be at least 1") }
+        try NumberRules.count(swipes, "--swipes", max: 10_000_000)
         try NumberRules.count(workers, "--workers", max: 1024)
         if let cores { try NumberRules.count(cores, "--cores", max: 1024) }
-        if let items, items < 1 { throw ValidationError("--items must be at least 1") }
+        if let items { try NumberRules.count(items, "--items", max: 10_000_000) }
         if !(backgroundLoad >= 0 && backgroundLoad <= 1024) { throw ValidationError("--background-load must be from 0 to 1024") }
         if budgets() == nil { throw ValidationError("--budget: give e.g. 256MiB, 64M or a byte count, or a comma-separated list") }
     }
@@ -126,8 +127,14 @@ struct SimulateRunCommand: ParsableCommand {
                     bitrate: try NetworkModel.parseRate(bitrate, option: "--bitrate"))
             }
             if let exportTrace {
-                try SwipeTrace.text(of: scenario.session, format: .csv)
-                    .write(toFile: exportTrace, atomically: true, encoding: .utf8)
+                do {
+                    try SwipeTrace.text(of: scenario.session, format: .csv)
+                        .write(toFile: exportTrace, atomically: true, encoding: .utf8)
+                } catch {
+                    Console.error("simulate: \(Console.safe(exportTrace)): cannot write the trace: "
+                                  + SystemErrorText.reason(error))
+                    throw ExitCode(ExitStatus.couldNotRun)
+                }
             }
             var rows: [SimulationMetrics] = []
             for bytes in budgets()! {
@@ -146,7 +153,7 @@ struct SimulateRunCommand: ParsableCommand {
                 Console.out(ComparisonTable.text(rows, header: header))
             }
         } catch let error as PolicyLabError {
-            Console.error("simulate: \(error)")
+            Console.error("simulate: \(Console.safe(error.description))")
             throw ExitCode(ExitStatus.couldNotRun)
         }
     }

@@ -72,10 +72,11 @@ import Testing
         let column = Image(width: 1, height: 16384, pixelFormat: .rgb24,
                            bytes: [UInt8](repeating: 200, count: 16384 * 3))
         try ImageEncoder(format: .png).write(column, to: png.path)
-        for square in [false, true] {
-            let rendered = try ThumbnailRenderer(options: ThumbnailOptions(square: square)).render(path: png.path)
-            let image = try #require(rendered.images.first)
-            #expect(image.height <= 320 * ThumbnailRenderer.maxAspect && image.width <= 320, "\(image.width)x\(image.height)")
-        }
+        let fitted = try #require(try ThumbnailRenderer(options: ThumbnailOptions()).render(path: png.path).images.first)
+        #expect(fitted.height == 320 * ThumbnailRenderer.maxAspect && fitted.width == 1, "\(fitted.width)x\(fitted.height)")
+        // A square stays a square of the asked side.
+        let square = try #require(try ThumbnailRenderer(options: ThumbnailOptions(square: true)).render(path: png.path)
+            .images.first)
+        #expect(square.width == 320 && square.height == 320, "\(square.width)x\(square.height)")
     }
 }

@@ -62,6 +62,7 @@ struct FeedCommandTests {
         }
     }
 
+    /// Its third entry is invalid, so listing it exits 1 (an item failed) after printing the other two.
     let manifest = """
         [
           {"public_id": "fixtures/h264_portrait", "created_at": "2026-11-01T10:00:00Z",
@@ -78,7 +79,7 @@ struct FeedCommandTests {
         try withFolder { folder in
             try write(manifest, to: folder.appendingPathComponent("feeds/feed.json"))
             let run = try feed(["feeds/feed.json"], in: folder)
-            #expect(run.status == 0)
+            #expect(run.status == 1)
             #expect(run.stdout == """
                 PUBLIC_ID               CREATED_AT            SOURCE
                 fixtures/h264_portrait  2026-11-01T10:00:00Z  \(folder.path)/feeds/media/h264_portrait.mp4
@@ -94,7 +95,7 @@ struct FeedCommandTests {
         try withFolder { folder in
             try write(manifest, to: folder.appendingPathComponent("feed.json"))
             let run = try feed(["feed.json", "--json", "--limit", "1"], in: folder)
-            #expect(run.status == 0)
+            #expect(run.status == 1)
             let items = try #require(
                 try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [[String: Any]])
             #expect(items.count == 1)
@@ -130,7 +131,7 @@ struct FeedCommandTests {
             let deep = folder.appendingPathComponent("project/docs/deep")
             try FileManager.default.createDirectory(at: deep, withIntermediateDirectories: true)
             let walked = try feed(["--limit", "1"], in: deep)
-            #expect(walked.status == 0)
+            #expect(walked.status == 1)
             #expect(walked.stdout.contains("\(folder.path)/project/Fixtures/media/h264_portrait.mp4"))
             let fromEnvironment = try feed(
                 ["--limit", "1"], in: folder,
@@ -145,7 +146,7 @@ struct FeedCommandTests {
             try write(manifest, to: folder.appendingPathComponent("Fixtures/feed.json"))
             let url = "http://127.0.0.1:9/feed.json?token=SECRET"
             let fallback = try feed([url, "--timeout", "5", "--retries", "0"], in: folder)
-            #expect(fallback.status == 0)
+            #expect(fallback.status == 1)
             #expect(fallback.stdout.contains("fixtures/h264_portrait"))
             #expect(fallback.stderr.hasPrefix("WARNING: GET http://127.0.0.1:9/feed.json?token=REDACTED failed"))
             #expect(!fallback.stderr.contains("SECRET"))

@@ -309,6 +309,33 @@ import Testing
         #expect(!result.stdout.contains("USAGE"))
     }
 
+    @Test("files the other commands read or write: a FIFO or a file in the way is named with its cause, exit 2")
+    func otherFiles() throws {
+        let folder = try TestFixtures.temporaryFolder("rel-files")
+        let fifo = folder.appendingPathComponent("trace.csv").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let blocker = folder.appendingPathComponent("file").path
+        try write("x", to: URL(fileURLWithPath: blocker))
+        let cases: [([String], String)] = [
+            (["simulate", "--trace", fifo], "not a regular file"),
+            (["simulate", "--costs", fifo, "--swipes", "10"], "not a regular file"),
+            (["play", "--trace", fifo, "--fixtures", TestFixtures.folder.path], "not a regular file"),
+            (["simulate", "--swipes", "10", "--export-trace", blocker + "/x.csv"], "is a file where a folder is needed"),
+            (["play", "--swipes", "n", "--dwell-ms", "1", "--fixtures", TestFixtures.folder.path,
+              "--dump", blocker + "/sub"], "is a file where a folder is needed"),
+            (["demo", "--out", blocker + "/sub"], "is a file where a folder is needed"),
+        ]
+        for (arguments, message) in cases {
+            let result = try run(cli, arguments)
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(message) && result.stderr.split(separator: "\n").count == 1,
+                    "\(arguments): \(result.stderr)")
+        }
+        let escaped = try run(cli, ["simulate", "--trace", folder.appendingPathComponent("a\u{1b}[2Jb.csv").path])
+        #expect(escaped.status == 2 && !escaped.stderr.contains("\u{1b}") && escaped.stderr.contains("a\\x1b[2Jb"),
+                "\(escaped.stderr)")
+    }
+
     @Test("control characters in names are shown escaped, never sent to the terminal raw")
     func controlCharacters() throws {
         let folder = try TestFixtures.temporaryFolder("rel-ctl")
