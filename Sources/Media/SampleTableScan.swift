@@ -19,7 +19,8 @@ enum SampleTableScan {
     /// `wholeFile` walks every top-level box (every `moof` of a fragmented file); without it (a remote item) the walk
     /// ends after the first `moof` or 16 top-level boxes, about as far as the demuxer's own header read goes, so it
     /// costs few requests. A later fragment of a remote file is bounded by `av_max_alloc` alone.
-    static func claimedSamples(io: UnsafeMutablePointer<AVIOContext>, wholeFile: Bool) -> (samples: Int, fileSize: Int)? {
+    static func claimedSamples(io: UnsafeMutablePointer<AVIOContext>, wholeFile: Bool)
+        -> (samples: Int, fileSize: Int, compressed: Bool)? {
         let size = avio_size(io)
         guard size > 0, io.pointee.seekable != 0 else { return nil }
         var walker = Walker { offset, count in
@@ -31,24 +32,56 @@ enum SampleTableScan {
         walker.stopAfterMoov = !wholeFile
         walker.walk(from: 0, to: UInt64(size), depth: 0)
         _ = avio_seek(io, 0, SEEK_SET)
-        return (walker.samples, Int(size))
+        return (walker.samples, Int(size), walker.compressed)
     }
 
     private struct Walker {
         let reader: (UInt64, Int) -> [UInt8]?
+        /// Index entries the demuxer would make, summed over every track and fragment.
         var samples = 0
+        /// A compressed movie header (`cmov`) was seen: its tables cannot be read without inflating it.
+        var compressed = false
         var visited = 0
         /// End the top-level walk after the first `moof` (or 16 boxes): for remote items.
         var stopAfterMoov = false
         var topLevel = 0
-        /// The handler of the track being walked (`vide`, `soun`, …).
-        var handler = ""
-        var trackSamples = 0
-        var trackUniform = false
-        /// The track's `stts`: one entry of duration 1, which makes FFmpeg index a sound track per chunk.
-        var trackSingleTick = false
+        /// The track being walked.
+        var track = Track()
 
-        static let containers: Set<String> = ["moov", "trak", "mdia", "minf", "stbl", "moof", "traf", "edts", "dinf"]
+        struct Track {
+            /// The media handler (`vide`, `soun`, …), as the last `hdlr` set it.
+            var handler = ""
+            var samples = 0
+            var uniform = false
+            /// `stts` is one entry of duration 1, which makes FFmpeg index a sound track per chunk.
+            var singleTick = false
+            var chunks = 0
+            /// `stsc` runs: first chunk (1-based) and samples per chunk.
+            var runs: [(first: Int, perChunk: Int)] = []
+
+            /// The index entries FFmpeg's mov_build_index makes for this track. On the per-chunk path (a sound
+            /// track of uniform sample size whose stts is one tick) it makes up to one entry per 160 samples of each
+            /// chunk (GSM; 1024 for PCM); otherwise one per claimed sample.
+            var entries: Int {
+                guard handler == "soun", uniform, singleTick else { return samples }
+                var total = 0
+                for (i, run) in runs.enumerated() {
+                    let last = i + 1 < runs.count ? runs[i + 1].first - 1 : chunks
+                    let count = max(0, last - run.first + 1)
+                    total = total.addingReportingOverflow(count.multipliedReportingOverflow(
+                        by: (run.perChunk + 159) / 160).partialValue).partialValue
+                    if total < 0 { return Int.max }
+                }
+                return total
+            }
+        }
+
+        /// The boxes FFmpeg's mov_read_default descends into (its parse table), wherever they stand: its parsing is
+        /// by box type, not by position, so a sample table inside `udta` still counts.
+        static let containers: Set<String> = [
+            "moov", "hoov", "trak", "mdia", "minf", "stbl", "moof", "traf", "edts", "dinf", "udta", "tref", "mvex",
+            "sinf", "schi", "wave",
+        ]
 
         init(reader: @escaping (UInt64, Int) -> [UInt8]?) {
             self.reader = reader
@@ -80,34 +113,55 @@ enum SampleTableScan {
                 guard size >= headerSize else { return }
                 size = min(size, end - offset)
                 let body = offset + headerSize
+                let bodySize = Int(clamping: size - headerSize)
                 switch type {
                 case "trak":
-                    let outer = (handler, trackSamples, trackUniform, trackSingleTick)
-                    (handler, trackSamples, trackUniform, trackSingleTick) = ("", 0, false, false)
+                    let outer = track
+                    track = Track()
                     walk(from: body, to: offset + size, depth: depth + 1)
-                    // FFmpeg's mov_build_index indexes per chunk only a sound track whose stts is one entry of
-                    // duration 1 (old uncompressed audio); every other track gets an entry per claimed sample.
-                    if !(handler == "soun" && trackUniform && trackSingleTick) { samples += trackSamples }
-                    (handler, trackSamples, trackUniform, trackSingleTick) = outer
+                    samples = samples.addingReportingOverflow(track.entries).partialValue
+                    if samples < 0 { samples = Int.max }
+                    track = outer
+                case "meta":
+                    // mov_read_meta: the boxes start where `hdlr` is found, after a version/flags field or not.
+                    if let b = read(body, min(bodySize, 64)) {
+                        var at = 4
+                        while at + 4 <= b.count, String(decoding: b[at..<(at + 4)], as: UTF8.self) != "hdlr" { at += 4 }
+                        if at + 4 <= b.count { walk(from: body + UInt64(at - 4), to: offset + size, depth: depth + 1) }
+                    }
+                case "cmov":
+                    compressed = true
                 case _ where Self.containers.contains(type):
                     walk(from: body, to: offset + size, depth: depth + 1)
                 case "hdlr":
                     // The media handler sets the track's kind; a data handler (`alis`, `url `) does not.
                     if let b = read(body, 12) {
-                        let type = String(decoding: b[8..<12], as: UTF8.self)
-                        if type == "vide" || type == "soun" { handler = type }
+                        let kind = String(decoding: b[8..<12], as: UTF8.self)
+                        if kind == "vide" || kind == "soun" { track.handler = kind }
                     }
                 case "stsz":
                     if let b = read(body, 12) {
-                        trackUniform = Self.be32(b, 4) != 0
-                        trackSamples += Int(Self.be32(b, 8))
+                        track.uniform = Self.be32(b, 4) != 0
+                        track.samples += Int(Self.be32(b, 8))
                     }
-                case "stts":
-                    if let b = read(body, 16) { trackSingleTick = Self.be32(b, 4) == 1 && Self.be32(b, 12) == 1 }
                 case "stz2":
-                    if let b = read(body, 12) { trackSamples += Int(Self.be32(b, 8)) }
+                    if let b = read(body, 12) { track.samples += Int(Self.be32(b, 8)) }
+                case "stts":
+                    if let b = read(body, 16) { track.singleTick = Self.be32(b, 4) == 1 && Self.be32(b, 12) == 1 }
+                case "stco", "co64":
+                    if let b = read(body, 8) { track.chunks = Int(Self.be32(b, 4)) }
+                case "stsc":
+                    // Entries are in the file (12 bytes each), so reading them costs no more than the box.
+                    if let b = read(body, 8) {
+                        let count = min(Int(Self.be32(b, 4)), (bodySize - 8) / 12, 1_000_000)
+                        if count > 0, let table = read(body + 8, count * 12) {
+                            track.runs = (0..<count).map {
+                                (Int(Self.be32(table, $0 * 12)), Int(Self.be32(table, $0 * 12 + 4)))
+                            }
+                        }
+                    }
                 case "trun":
-                    if let b = read(body, 8) { samples += Int(Self.be32(b, 4)) }
+                    if let b = read(body, 8) { samples = samples.addingReportingOverflow(Int(Self.be32(b, 4))).partialValue }
                 default:
                     break
                 }
