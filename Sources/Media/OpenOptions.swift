@@ -25,7 +25,8 @@ public struct OpenOptions: Sendable, Equatable {
     /// (``MediaFile/textFormats``) and ``MediaFile/refusedFormats`` are refused either way.
     public var allowedFormats: Set<String>? = nil
     /// The most streams a container may have (FFmpeg's `max_streams`); `nil` for FFmpeg's default (1000).
-    /// ``untrusted(streamInfo:)`` sets 32: each stream's index costs memory while the header is read.
+    /// ``untrusted(streamInfo:)`` sets 100 (a multi-language remux has a few dozen): each stream's index costs memory
+    /// while the header is read.
     public var maxStreams: Int? = nil
     /// Largest total of decoded picture bytes (the size of every decoded frame, added up) for one opened file,
     /// over all of its decoders. `nil` means none. Bounds the work a decompression bomb can cause.
@@ -51,7 +52,7 @@ public struct OpenOptions: Sendable, Equatable {
     public static func untrusted(streamInfo: StreamInfoMode = .probe) -> OpenOptions {
         var options = OpenOptions(streamInfo: streamInfo)
         options.allowedFormats = MediaFile.feedFormats
-        options.maxStreams = 32
+        options.maxStreams = 100
         options.maxDecodedBytes = 2 << 30
         options.maxDecodedFrames = 3000
         options.itemTimeLimit = 60

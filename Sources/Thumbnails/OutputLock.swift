@@ -31,9 +31,11 @@ final class OutputLock: Sendable {
                 same shard); wait for it to end or use another output folder
                 """)
         }
+        // The file names the exclusive holder; a shared holder clears it, so a message never names a run that
+        // has ended.
+        _ = ftruncate(fd, 0)
         if exclusive {
             let pid = Array("\(getpid())\n".utf8)
-            _ = ftruncate(fd, 0)
             _ = pwrite(fd, pid, pid.count, 0)
         }
         descriptor = fd

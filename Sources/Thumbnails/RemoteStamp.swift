@@ -25,7 +25,7 @@ enum RemoteStamp {
             done.signal()
         }
         task.resume()
-        if done.wait(timeout: .now() + timeout + 1) == .timedOut {
+        if done.wait(timeout: .now() + timeout) == .timedOut {
             task.cancel()
             return nil
         }

@@ -19,6 +19,8 @@ extension ThumbnailBatch {
         let options = configuration.options
         let source = item.source.isFileURL ? item.source.path : item.source.absoluteString
         var stamp = SourceStamp(item: item)
+        // The item's time limit counts from here, the version check included.
+        let started = Date()
         if stamp.needsRemoteCheck && !item.source.isFileURL {
             stamp.etag = RemoteStamp.fetch(item.source, timeout: min(configuration.timeLimit ?? 15, 15))
             if !configuration.force, let previous, previous.status == .ok,
@@ -38,12 +40,13 @@ extension ThumbnailBatch {
             return Outcome(card: card, failure: failure)
         }
         let token = CancellationToken()
-        let started = Date()
         let timedOut = Atomic<Bool>(false)
         var openOptions = configuration.openOptions
-        openOptions.itemTimeLimit = configuration.timeLimit
+        // What is left of the item's limit after the version check (at least a moment, so the open can fail cleanly).
+        let remaining = configuration.timeLimit.map { max(0.001, $0 - Date().timeIntervalSince(started)) }
+        openOptions.itemTimeLimit = remaining
         var timer: DispatchWorkItem?
-        if let limit = configuration.timeLimit {
+        if let limit = remaining {
             openOptions.openTimeout = min(limit, openOptions.openTimeout ?? limit)
             openOptions.readTimeout = min(limit, openOptions.readTimeout ?? limit)
             let fire = DispatchWorkItem {

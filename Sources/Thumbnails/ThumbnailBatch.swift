@@ -34,9 +34,12 @@ public final class ThumbnailBatch: Sendable {
         /// wall-clock limit and caps its open and read timeouts.
         public var openOptions: OpenOptions = .untrusted(streamInfo: .header)
         /// Whether the thumbnails and cards of items gone from the feed are removed. Set it to false when the feed
-        /// may be incomplete — a listing with entries that could not be read (an item of the last run may be one
+        /// may be incomplete — a listing with entries whose id could not be read (an item of the last run may be one
         /// of them) — and the gone items' outputs and cards are kept for a run over a complete feed.
         public var removesGone = true
+        /// Ids whose outputs and cards are kept even when they are gone from the feed: entries of the listing that
+        /// could not be read but whose id could (they are still in the listing, only broken today).
+        public var keptIDs: Set<String> = []
 
         /// A configuration with defaults: one job per core, 60 s per item, no force, the whole feed.
         public init(output: URL, options: ThumbnailOptions = ThumbnailOptions(),
@@ -75,7 +78,7 @@ public final class ThumbnailBatch: Sendable {
         public var failures: [Error]
         /// Items gone from the feed whose outputs were removed.
         public var removed: Int
-        /// Items gone from the feed whose outputs were kept (``Configuration/removesGone`` off).
+        /// Items gone from the feed whose outputs were kept (``Configuration/removesGone`` off, or a kept id).
         public var keptGone: Int = 0
         /// The card file written.
         public var cardFile: URL
@@ -162,10 +165,10 @@ public final class ThumbnailBatch: Sendable {
         let plan = BatchPlan(items: items, previous: CardFile.read(cardURL).cards, options: configuration.options,
                              force: configuration.force, output: out)
         let removesGone = configuration.removesGone
-        if removesGone {
-            for card in plan.gone { removeOutputs(card.thumbnails, keeping: []) }
-        }
-        let journal = CardJournal(cards: plan.kept + (removesGone ? [] : plan.gone), file: cardURL)
+        let keptGone = plan.gone.filter { !removesGone || configuration.keptIDs.contains($0.publicID) }
+        let removed = plan.gone.filter { removesGone && !configuration.keptIDs.contains($0.publicID) }
+        for card in removed { removeOutputs(card.thumbnails, keeping: []) }
+        let journal = CardJournal(cards: plan.kept + keptGone, file: cardURL)
         try journal.flush()
         let flusher = journal.startPeriodicFlush()
 
@@ -202,7 +205,7 @@ public final class ThumbnailBatch: Sendable {
         return Summary(items: items.count, rendered: todo.count - skippedLate,
                        skipped: plan.skippedCount + skippedLate,
                        failures: failures.withLock { $0 }.sorted { $0.description < $1.description },
-                       removed: removesGone ? plan.gone.count : 0, keptGone: removesGone ? 0 : plan.gone.count,
+                       removed: removed.count, keptGone: keptGone.count,
                        cardFile: cardURL, elapsed: Self.seconds(since: started))
     }
 

@@ -126,7 +126,7 @@ struct FeedSourceOptions: ParsableArguments {
             ?? DiskFeedPageCache.defaultDirectory(for: url)
         let primary: any FeedLoader = noCache ? remote : remote.cached(in: DiskFeedPageCache(directory: cacheFolder))
         guard let bundled else { return primary }
-        return primary.withFallback(bundled, named: "the bundled feed (Fixtures/feed.json), NOT the feed asked for")
+        return primary.withFallback(bundled, named: "the bundled feed (not the feed asked for)")
     }
 
     static func displaySize(_ text: String) -> DisplaySize? {

@@ -184,7 +184,7 @@ struct PlayCommand: ParsableCommand {
             let returned = DispatchTime.now().uptimeNanoseconds
             let index = player.currentIndex
             var record = SwipeRecord(swipe: n + 1, action: action.text, index: index,
-                                     publicID: Console.safe(items[index].publicID), result: "", timeToFirstFrameMs: nil)
+                                     publicID: items[index].publicID, result: "", timeToFirstFrameMs: nil)
             var shown: PlayerFrame?
             switch outcome {
             case _ where index == before:
@@ -221,7 +221,7 @@ struct PlayCommand: ParsableCommand {
                 let act = Console.pad(action.text, 4)
                 let result = Console.pad(record.result, 5)
                 Console.out(String(format: "%5d ", n + 1) + act + String(format: " #%-4d ", index) + ttff + "  "
-                            + result + "  " + record.publicID + "\n")
+                            + result + "  " + Console.safe(record.publicID) + "\n")
             }
             records.append(record)
             // Dwell: the current item plays while the window around it is prefetched; the next swipe stops it.

@@ -68,6 +68,13 @@ struct ThumbsRunCommand: ParsableCommand {
     @Flag(help: "Redo every item, even unchanged ones.")
     var force = false
 
+    @Flag(help: """
+        Accept a feed with no valid item, or entries whose id cannot be read, and remove the outputs of every item \
+        not in it. Without it such a run changes nothing (an empty or broken listing is more often a fault than a \
+        feed that really emptied).
+        """)
+    var allowEmptyFeed = false
+
     @Flag(help: "Print the summary as JSON.")
     var json = false
 
@@ -136,16 +143,22 @@ struct ThumbsRunCommand: ParsableCommand {
             output: URL(fileURLWithPath: out), options: options, jobs: jobs, timeLimit: timeLimit, force: force,
             shard: try resolvedShard())
         configuration.openOptions = policy.applied(to: configuration.openOptions)
-        // A listing with unreadable entries may be missing items of the last run: keep what is gone from it.
-        configuration.removesGone = page.skipped.isEmpty
-        if page.items.isEmpty {
+        // An invalid entry whose id is known keeps that id's outputs (it is still in the listing, only broken); one
+        // whose id could not be read might be any item of the last run, so then nothing gone is removed. A
+        // duplicate's id is in the feed anyway. A folder's entries are named by path: their id is the path
+        // without its extension.
+        configuration.removesGone = allowEmptyFeed || !page.skipped.contains { $0.id == nil }
+        configuration.keptIDs = allowEmptyFeed ? [] : Set(page.skipped.compactMap(\.id).flatMap {
+            [$0, ($0 as NSString).deletingPathExtension]
+        })
+        if page.items.isEmpty && !allowEmptyFeed {
             // An empty or wholly invalid listing (a schema change, a server bug) would remove every thumbnail.
             let previous = CardFile.read(URL(fileURLWithPath: out).appendingPathComponent(
                 configuration.shard.cardFileName)).cards.count
             if previous > 0 {
                 Console.error("thumbs: the feed has no valid items (\(page.skipped.count) entries skipped as invalid); "
-                              + "refusing to remove the \(previous) items of the last run; nothing in the output "
-                              + "folder was changed")
+                              + "refusing to remove the \(previous) items of the last run (--allow-empty-feed does); "
+                              + "nothing in the output folder was changed")
                 throw ExitCode(ExitStatus.couldNotRun)
             }
         }
@@ -163,7 +176,8 @@ struct ThumbsRunCommand: ParsableCommand {
         for failure in summary.failures { Console.error("thumbs: \(Console.describe(failure))") }
         if summary.keptGone > 0 {
             Console.warning("thumbs: \(summary.keptGone) items of the last run are not in this feed; their thumbnails "
-                            + "and cards are kept because \(page.skipped.count) entries could not be read")
+                            + "and cards are kept because they may be among the \(page.skipped.count) entries that "
+                            + "could not be read (named above)")
         }
         Console.out(json ? try Self.json(summary) : Self.line(summary, out: out))
         // Invalid feed entries are items that failed too: a feed of nothing but invalid entries is not a success.

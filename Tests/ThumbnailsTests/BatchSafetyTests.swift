@@ -65,6 +65,20 @@ import Testing
         finished.wait()
     }
 
+    @Test("an item's time limit counts from its start, the version check of a URL included", .timeLimit(.minutes(1)))
+    func timeLimitIncludesVersionCheck() throws {
+        let server = try SilentServer()
+        let stuck = FeedItem(publicID: "stuck", createdAt: Date(),
+                             source: URL(string: "http://127.0.0.1:\(server.port)/clip.mp4")!)
+        let out = try TestFixtures.temporaryFolder("thumbs-limit")
+        let started = Date()
+        let summary = try ThumbnailBatch(feed: [stuck], configuration: .init(output: out, jobs: 1, timeLimit: 1)).run()
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(summary.failures.count == 1)
+        // Before: the HEAD request took the limit plus a second, then the item got the whole limit again (3 s).
+        #expect(elapsed < 2.5, "\(elapsed) s for a 1 s limit")
+    }
+
     @Test("a 1x16384 picture becomes a thumbnail no taller than 4 times its box, not a strip of a million rows")
     func extremeAspect() throws {
         let folder = try TestFixtures.temporaryFolder("thumbs-tall")

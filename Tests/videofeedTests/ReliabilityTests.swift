@@ -105,13 +105,37 @@ import Testing
         #expect(try String(contentsOf: out.appendingPathComponent("cards.jsonl"), encoding: .utf8).contains(#""public_id":"b""#))
     }
 
+    @Test("a duplicate entry does not stop the removal of a gone item; --allow-empty-feed lets a feed empty out")
+    func removalStillWorks() throws {
+        let folder = try TestFixtures.temporaryFolder("rel-dup")
+        let media = folder.appendingPathComponent("media")
+        try FileManager.default.createDirectory(at: media, withIntermediateDirectories: true)
+        for (from, to) in [(TestFixtures.media("hevc.mp4"), "a.mp4"), (TestFixtures.media("vp9.webm"), "b.webm"),
+                           (TestFixtures.media("image.png"), "pic.png"), (TestFixtures.media("image.jpg"), "pic.jpg")] {
+            try FileManager.default.copyItem(atPath: from, toPath: media.appendingPathComponent(to).path)
+        }
+        let out = folder.appendingPathComponent("out")
+        let first = try run(cli, ["thumbs", media.path, "--out", out.path, "-q"])
+        #expect(first.status == 1 && first.stderr.contains("same public_id"), "\(first.stderr)")  // pic twice
+        try FileManager.default.removeItem(at: media.appendingPathComponent("b.webm"))
+        let second = try run(cli, ["thumbs", media.path, "--out", out.path, "-q"])
+        #expect(second.stdout.contains("1 removed"), "\(second.stdout) \(second.stderr)")
+        #expect(!files(under: out).contains("b.jpg") && files(under: out).contains("a.jpg"))
+
+        let empty = folder.appendingPathComponent("empty.json")
+        try write("[]", to: empty)
+        let allowed = try run(cli, ["thumbs", empty.path, "--out", out.path, "--allow-empty-feed", "-q"])
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+        #expect(!files(under: out).contains { $0.hasSuffix(".jpg") }, "\(files(under: out))")
+    }
+
     @Test("play warns loudly when it falls back to the bundled feed")
     func playWarns() throws {
         let result = try run(cli, ["play", "http://127.0.0.1:9/listing.json", "--no-cache", "--timeout", "2",
                                    "--retries", "0", "--fixtures", TestFixtures.folder.path, "--swipes", "n",
                                    "--dwell-ms", "1", "--size", "90x160"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.contains("WARNING") && result.stderr.contains("NOT the feed asked for"), "\(result.stderr)")
+        #expect(result.stderr.contains("WARNING") && result.stderr.contains("not the feed asked for"), "\(result.stderr)")
     }
 
     // 3. symlinks inside the output folder
