@@ -110,8 +110,10 @@ enum SampleTableScan {
                 }
                 // As FFmpeg's mov_read_default: a box smaller than its header ends its parent, one larger than what
                 // is left of its parent is cut to it (a mutated size must not hide the boxes the demuxer reads).
-                guard size >= headerSize else { return }
                 size = min(size, end - offset)
+                // (Checked after the cut: a 64-bit size header with less than its 16 bytes left ends the parent too;
+                // found by fuzzing as an arithmetic overflow, Fixtures/fuzz/crash-scan-overflow-eedae890.)
+                guard size >= headerSize else { return }
                 let body = offset + headerSize
                 let bodySize = Int(clamping: size - headerSize)
                 switch type {
