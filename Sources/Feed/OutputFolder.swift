@@ -34,7 +34,10 @@ public struct OutputFolder: Sendable {
     /// - Throws: ``Refusal`` when a component is `..`, a symbolic link whose target is outside the output folder, or
     ///   a file where a folder is needed; or when a folder cannot be created.
     public func prepare(_ relative: String) throws(Refusal) -> URL {
-        let (folder, name) = try resolve(relative, creating: true)
+        // Creating, resolve either returns the folder or throws.
+        guard let (folder, name) = try resolve(relative, creating: true) else {
+            throw Refusal(path: relative, reason: "the output folder \(root.path) vanished while it was prepared")
+        }
         return folder.appendingPathComponent(name)
     }
 
@@ -42,13 +45,8 @@ public struct OutputFolder: Sendable {
     /// without following a symbolic link at the file itself. A missing file is not an error.
     /// - Throws: ``Refusal`` when the path leads outside the output folder or the file cannot be removed.
     public func remove(_ relative: String) throws(Refusal) {
-        let folder: URL
-        let name: String
-        do {
-            (folder, name) = try resolve(relative, creating: false)
-        } catch let refusal where refusal.reason == Self.missingFolder {
-            return
-        }
+        // A folder on the way is missing: so is the file.
+        guard let (folder, name) = try resolve(relative, creating: false) else { return }
         let target = folder.appendingPathComponent(name).path
         var info = stat()
         if lstat(target, &info) != 0 { return }
@@ -62,15 +60,15 @@ public struct OutputFolder: Sendable {
 
     /// Whether the file `relative` exists inside the output folder (reached without leaving it).
     public func contains(_ relative: String) -> Bool {
+        // `try?` flattens: nil for a refusal and for a missing folder alike.
         guard let (folder, name) = try? resolve(relative, creating: false) else { return false }
         var info = stat()
         return lstat(folder.appendingPathComponent(name).path, &info) == 0
     }
 
-    private static let missingFolder = "a folder on the way does not exist"
-
-    /// The real folder holding `relative`'s last component, and that component.
-    private func resolve(_ relative: String, creating: Bool) throws(Refusal) -> (URL, String) {
+    /// The real folder holding `relative`'s last component, and that component; nil when, not `creating`, a folder
+    /// on the way (or the output folder) does not exist.
+    private func resolve(_ relative: String, creating: Bool) throws(Refusal) -> (URL, String)? {
         var parts = relative.split(separator: "/").map(String.init)
         guard let name = parts.popLast(), !parts.contains(where: { $0 == ".." || $0 == "." }),
               name != ".." && name != "." else {
@@ -85,7 +83,8 @@ public struct OutputFolder: Sendable {
             }
         }
         guard let realRoot = Self.realPath(root.path) else {
-            throw Refusal(path: relative, reason: Self.missingFolder)
+            if creating { throw Refusal(path: relative, reason: "the output folder \(root.path) cannot be resolved") }
+            return nil
         }
         var current = realRoot
         for (i, part) in parts.enumerated() {
@@ -93,7 +92,7 @@ public struct OutputFolder: Sendable {
             let shown = parts[0...i].joined(separator: "/")
             var info = stat()
             if lstat(next, &info) != 0 {
-                guard creating else { throw Refusal(path: relative, reason: Self.missingFolder) }
+                guard creating else { return nil }
                 if mkdir(next, 0o777) != 0 && errno != EEXIST {
                     throw Refusal(path: relative, reason: "cannot create the folder \(shown): "
                                   + String(cString: strerror(errno)))

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Feed
 import Foundation
 import Media
 
@@ -95,6 +96,16 @@ struct DumpCommand: ParsableCommand {
         request.upright = upright
         request.quality = quality
         request.threads = threads
+        if format.imageFormat != nil || format == .raw {
+            // The output folder first: one that cannot be made means the command could not run at all.
+            let folder = out ?? "frames"
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                Console.error("\(Console.safe(folder)): cannot create the output folder: \(SystemErrorText.reason(error))")
+                throw ExitCode(ExitStatus.couldNotRun)
+            }
+        }
         do {
             let written = try FrameDumper.run(request)
             if format != .framemd5 && format != .null || format == .framemd5 && out != nil {
@@ -102,9 +113,7 @@ struct DumpCommand: ParsableCommand {
             }
         } catch {
             Console.error(Console.describe(error))
-            // The output folder that cannot be made means the command could not run; anything else is the item's.
-            let folderFailed = (error as? MediaError)?.operation == "create folder"
-            throw ExitCode(folderFailed ? ExitStatus.couldNotRun : ExitStatus.someFailed)
+            throw ExitCode(ExitStatus.someFailed)
         }
     }
 }
