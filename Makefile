@@ -4,10 +4,11 @@
 SWIFT        ?= swift
 DEMO_OUT     ?= demo-out
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := libavformat-dev libavcodec-dev libswscale-dev libavutil-dev pkg-config ffmpeg
+APT_PACKAGES := libavformat-dev libavfilter-dev libavcodec-dev libswresample-dev libswscale-dev libavutil-dev \
+                pkg-config ffmpeg
 BENCH_TOOLS  := hyperfine ffmpegthumbnailer
 
-.PHONY: all deps bench-deps build release demo test test-sanitizers fuzz soak fixtures conformance bench policylab clean help
+.PHONY: all deps bench-deps browser-deps build release demo test test-sanitizers fuzz soak fixtures conformance bench policylab clean help
 
 all: build
 
@@ -24,10 +25,12 @@ help:
 	@echo "make bench           decode benchmarks (ordo-one/benchmark, hyperfine), the thumbnail batch comparison and"
 	@echo "                     PolicyLab's simulation speed"
 	@echo "make policylab       PolicyLab's pictures (docs/policylab-*.svg) and its trust experiment against videofeed play"
+	@echo "make browser-deps    Debian's chromium (apt) and Playwright (pip) for scripts/browser-check.py, which plays"
+	@echo "                     MP4s and fMP4 HLS playlists in headless Chromium: python3 scripts/browser-check.py ITEM..."
 
 # Installs the FFmpeg development packages and the ffmpeg CLI when any is missing.
 deps:
-	@if ! pkg-config --exists libavformat libavcodec libswscale libavutil 2>/dev/null || ! command -v ffmpeg >/dev/null; then \
+	@if ! pkg-config --exists libavformat libavfilter libavcodec libswresample libswscale libavutil 2>/dev/null || ! command -v ffmpeg >/dev/null; then \
 		echo "installing $(APT_PACKAGES) through apt"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(APT_PACKAGES); \
 	fi
@@ -35,6 +38,18 @@ deps:
 bench-deps: deps
 	@if ! command -v hyperfine >/dev/null || ! command -v ffmpegthumbnailer >/dev/null; then \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(BENCH_TOOLS); \
+	fi
+
+# scripts/browser-check.py drives Debian's /usr/bin/chromium through Playwright (no Playwright browser download);
+# ffprobe (from deps) derives the codec strings.
+browser-deps: deps
+	@if [ ! -x /usr/bin/chromium ] || { ! python3 -c 'import playwright' 2>/dev/null && ! python3 -m pip --version >/dev/null 2>&1; }; then \
+		echo "installing chromium python3-pip through apt"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium python3-pip; \
+	fi
+	@if ! python3 -c 'import playwright' 2>/dev/null; then \
+		echo "installing playwright through pip"; \
+		python3 -m pip install --break-system-packages playwright; \
 	fi
 
 build: deps

@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "FeedPlayer", targets: ["FeedPlayer"]),
         .library(name: "Thumbnails", targets: ["Thumbnails"]),
         .library(name: "PolicyLab", targets: ["PolicyLab"]),
+        .library(name: "Transcoding", targets: ["Transcoding"]),
         .executable(name: "videofeed", targets: ["videofeed"]),
     ],
     dependencies: [
@@ -19,9 +20,12 @@ let package = Package(
     targets: [
         .systemLibrary(
             name: "CFFmpeg",
-            pkgConfig: "libavformat libavcodec libswscale libavutil",
+            pkgConfig: "libavformat libavfilter libavcodec libswresample libswscale libavutil",
             providers: [
-                .apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev", "pkg-config"]),
+                .apt([
+                    "libavformat-dev", "libavfilter-dev", "libavcodec-dev", "libswresample-dev", "libswscale-dev",
+                    "libavutil-dev", "pkg-config",
+                ]),
                 .brew(["ffmpeg"]),
             ]
         ),
@@ -31,6 +35,7 @@ let package = Package(
         .target(name: "FeedPlayer", dependencies: ["Feed", "Media", "Prefetch"]),
         .target(name: "Thumbnails", dependencies: ["Media", "Feed"]),
         .target(name: "PolicyLab", dependencies: ["Prefetch"]),
+        .target(name: "Transcoding", dependencies: ["Media", "Feed"]),
         .executableTarget(
             name: "videofeed",
             dependencies: [
@@ -40,6 +45,7 @@ let package = Package(
                 "FeedPlayer",
                 "Thumbnails",
                 "PolicyLab",
+                "Transcoding",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -54,6 +60,7 @@ let package = Package(
         .testTarget(name: "FeedPlayerTests", dependencies: ["FeedPlayer", "Feed", "Media", "Prefetch", "TestSupport"]),
         .testTarget(name: "PolicyLabTests", dependencies: ["PolicyLab", "Prefetch"], exclude: ["Samples"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "Media", "Feed", "TestSupport"]),
+        .testTarget(name: "TranscodingTests", dependencies: ["Transcoding", "Media", "Feed", "TestSupport"]),
         .testTarget(name: "videofeedTests", dependencies: ["videofeed", "Media", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

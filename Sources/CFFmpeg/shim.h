@@ -23,6 +23,13 @@
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 #include <libavutil/dict.h>
+#include <libavutil/audio_fifo.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/mathematics.h>
+#include <libavfilter/avfilter.h>
+#include <libavfilter/buffersrc.h>
+#include <libavfilter/buffersink.h>
+#include <libswresample/swresample.h>
 
 // MARK: - Error codes
 
@@ -58,6 +65,21 @@ static inline int vf_lambda(void) { return FF_QP2LAMBDA; }
 static inline int vf_avseek_size(void) { return AVSEEK_SIZE; }
 static inline int vf_avseek_force(void) { return AVSEEK_FORCE; }
 static inline int vf_avio_flag_read(void) { return AVIO_FLAG_READ; }
+static inline int vf_avio_flag_write(void) { return AVIO_FLAG_WRITE; }
+static inline int vf_codec_flag_global_header(void) { return AV_CODEC_FLAG_GLOBAL_HEADER; }
+static inline int vf_fmt_globalheader(void) { return AVFMT_GLOBALHEADER; }
+static inline int vf_buffersrc_flag_keep_ref(void) { return AV_BUFFERSRC_FLAG_KEEP_REF; }
+static inline int vf_opt_search_children(void) { return AV_OPT_SEARCH_CHILDREN; }
+static inline AVRational vf_time_base_q(void) { return AV_TIME_BASE_Q; }
+
+/// Whether a decoded frame is flagged interlaced (`interlaced_frame` on FFmpeg 5.1, `AV_FRAME_FLAG_INTERLACED` later).
+static inline int vf_frame_is_interlaced(const AVFrame *frame) {
+#ifdef AV_FRAME_FLAG_INTERLACED
+    return (frame->flags & AV_FRAME_FLAG_INTERLACED) != 0;
+#else
+    return frame->interlaced_frame != 0;
+#endif
+}
 
 // MARK: - Calls deprecated after 5.1, kept behind one wrapper each
 

@@ -41,6 +41,28 @@ public struct OutputFolder: Sendable {
         return folder.appendingPathComponent(name)
     }
 
+    /// Removes the folder `relative` (a path below the output folder) and everything in it, after the same checks as
+    /// ``prepare(_:)``: no `..`, no symbolic link on the way that leads out. A symbolic link at `relative` itself is
+    /// unlinked, never followed; links inside the folder are removed as links. A missing folder is not an error.
+    /// - Throws: ``Refusal`` when the path leads outside the output folder or the folder cannot be removed.
+    public func removeFolder(_ relative: String) throws(Refusal) {
+        guard let (folder, name) = try resolve(relative, creating: false) else { return }
+        let target = folder.appendingPathComponent(name)
+        var info = stat()
+        if lstat(target.path, &info) != 0 { return }
+        if (info.st_mode & S_IFMT) != S_IFDIR {
+            if unlink(target.path) != 0 && errno != ENOENT {
+                throw Refusal(path: relative, reason: "cannot be removed: \(String(cString: strerror(errno)))")
+            }
+            return
+        }
+        do {
+            try FileManager.default.removeItem(at: target)
+        } catch {
+            throw Refusal(path: relative, reason: "cannot be removed: \(SystemErrorText.reason(error))")
+        }
+    }
+
     /// Removes the file `relative` (a path below the output folder) after the same checks as ``prepare(_:)``,
     /// without following a symbolic link at the file itself. A missing file is not an error.
     /// - Throws: ``Refusal`` when the path leads outside the output folder or the file cannot be removed.

@@ -2,12 +2,13 @@ import Foundation
 
 /// A URL as it may appear in messages: without user and password, with the values of query parameters that look
 /// secret (`api_key`, `token`, `signature`, …) replaced by `REDACTED`, and without the fragment.
-enum RedactedURL {
+public enum RedactedURL {
     private static let secretNameParts = [
         "key", "token", "secret", "sig", "password", "passwd", "auth", "credential", "session",
     ]
 
-    static func string(_ url: URL) -> String {
+    /// `url` with its credentials and secret-looking query values removed.
+    public static func string(_ url: URL) -> String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return "<invalid URL>" }
         components.user = nil
         components.password = nil

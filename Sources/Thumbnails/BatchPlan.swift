@@ -1,4 +1,5 @@
 import Feed
+import Media
 import Foundation
 
 /// Which items a run renders, which it keeps as they are, and which cards belong to items gone from the feed.
@@ -29,5 +30,19 @@ struct BatchPlan {
                 todo.append((item, card))
             }
         }
+    }
+}
+
+extension SourceStamp {
+    /// Whether `card` was made from this version of the source.
+    func matches(_ card: ThumbnailCard) -> Bool {
+        matches(size: card.sourceSize, mtime: card.sourceMtime, etag: card.sourceEtag)
+    }
+}
+
+extension OutputLock {
+    /// The locks of one thumbnail run over `shard` in `output` (``OutputLock/forRun(in:shardFile:)``).
+    static func forRun(in output: URL, shard: Shard) throws -> [OutputLock] {
+        try forRun(in: output, shardFile: shard.count == 1 ? nil : shard.cardFileName)
     }
 }

@@ -1,3 +1,4 @@
+import Feed
 import Foundation
 import Media
 

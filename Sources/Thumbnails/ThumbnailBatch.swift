@@ -168,7 +168,8 @@ public final class ThumbnailBatch: Sendable {
         let keptGone = plan.gone.filter { !removesGone || configuration.keptIDs.contains($0.publicID) }
         let removed = plan.gone.filter { removesGone && !configuration.keptIDs.contains($0.publicID) }
         for card in removed { removeOutputs(card.thumbnails, keeping: []) }
-        let journal = CardJournal(cards: plan.kept + keptGone, file: cardURL)
+        let journal = RecordJournal(records: plan.kept + keptGone, file: cardURL, key: { $0.publicID },
+                                    write: { try CardFile.write($0, to: $1) })
         try journal.flush()
         let flusher = journal.startPeriodicFlush()
 

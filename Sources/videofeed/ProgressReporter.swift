@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Thumbnails
+import Transcoding
 
 /// Shows batch progress on stderr: a bar with count, rate and ETA redrawn in place on a terminal, a plain line every
 /// five seconds otherwise, nothing when disabled. Called from worker threads; its state is behind a `Mutex`.
@@ -14,19 +15,39 @@ final class ProgressReporter: Sendable {
     private let terminal: Bool
     private let state = Mutex(State())
 
-    init(enabled: Bool) {
+    /// The command named at the start of a plain line.
+    private let label: String
+
+    init(enabled: Bool, label: String = "thumbs") {
         self.enabled = enabled
+        self.label = label
         self.terminal = isatty(STDERR_FILENO) == 1
     }
 
+    /// Where a batch stands: items to do, done, failed, seconds so far.
+    struct Progress {
+        var total: Int
+        var done: Int
+        var failed: Int
+        var elapsed: Double
+    }
+
     func update(_ p: ThumbnailBatch.Progress) {
+        update(Progress(total: p.total, done: p.done, failed: p.failed, elapsed: p.elapsed))
+    }
+
+    func update(_ p: TranscodeBatch.Progress) {
+        update(Progress(total: p.total, done: p.done, failed: p.failed, elapsed: p.elapsed))
+    }
+
+    func update(_ p: Progress) {
         guard enabled else { return }
         let interval = terminal ? 0.1 : 5.0
         let text: String? = state.withLock { s in
             guard p.elapsed - s.lastDraw >= interval || p.done == p.total else { return nil }
             s.lastDraw = p.elapsed
             s.drewBar = terminal
-            return terminal ? Self.bar(p) : Self.plain(p)
+            return terminal ? Self.bar(p) : Self.plain(p, label: label)
         }
         if let text { FileHandle.standardError.write(Data(text.utf8)) }
     }
@@ -37,12 +58,12 @@ final class ProgressReporter: Sendable {
         FileHandle.standardError.write(Data("\n".utf8))
     }
 
-    private static func rate(_ p: ThumbnailBatch.Progress) -> (perSecond: Double, eta: Int) {
+    private static func rate(_ p: Progress) -> (perSecond: Double, eta: Int) {
         let rate = p.elapsed > 0 ? Double(p.done) / p.elapsed : 0
         return (rate, rate > 0 ? Int((Double(p.total - p.done) / rate).rounded()) : 0)
     }
 
-    static func bar(_ p: ThumbnailBatch.Progress) -> String {
+    static func bar(_ p: Progress) -> String {
         let width = 30
         let filled = p.total > 0 ? p.done * width / p.total : width
         let (perSecond, eta) = rate(p)
@@ -51,9 +72,9 @@ final class ProgressReporter: Sendable {
                       eta / 60, eta % 60, p.failed)
     }
 
-    static func plain(_ p: ThumbnailBatch.Progress) -> String {
+    static func plain(_ p: Progress, label: String = "thumbs") -> String {
         let (perSecond, eta) = rate(p)
-        return String(format: "thumbs: %d/%d done, %d failed, %.1f/s, ETA %d s\n", p.done, p.total, p.failed,
+        return String(format: "%@: %d/%d done, %d failed, %.1f/s, ETA %d s\n", label, p.done, p.total, p.failed,
                       perSecond, eta)
     }
 }

@@ -96,23 +96,7 @@ struct ThumbsRunCommand: ParsableCommand {
         _ = try resolvedShard()
     }
 
-    /// --shard, else an index from the environment with --shard-count (or $SLURM_ARRAY_TASK_COUNT), else all.
-    func resolvedShard() throws -> Shard {
-        if let shard {
-            guard let parsed = Shard(parsing: shard) else {
-                throw ValidationError("--shard takes i/n with 0 <= i < n <= \(Shard.maxCount), e.g. 2/8.")
-            }
-            return parsed
-        }
-        let env = ProcessInfo.processInfo.environment
-        let count = shardCount ?? env["SLURM_ARRAY_TASK_COUNT"].flatMap { Int($0) }
-        guard let count, count > 1 else { return .all }
-        guard let text = env["JOB_COMPLETION_INDEX"] ?? env["SLURM_ARRAY_TASK_ID"], let index = Int(text),
-              let parsed = Shard(index: index, count: count) else {
-            throw ValidationError("--shard-count needs $JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID in 0..<count.")
-        }
-        return parsed
-    }
+    func resolvedShard() throws -> Shard { try BatchCommandSupport.shard(shard, count: shardCount) }
 
     func run() throws {
         let options = ThumbnailOptions(
@@ -120,37 +104,14 @@ struct ThumbsRunCommand: ParsableCommand {
             square: square, format: ImageFormat(name: format) ?? .jpeg, quality: quality,
             sheet: sheet.flatMap { SheetLayout(parsing: $0) }, exact: exact,
             timestamps: timestamps)
-        let page: FeedPage
-        let source = feedSource
-        let format = feedFormat?.feedFormat
-        switch BlockingTask.run({
-            try await source.makeLoader(format: format, for: .batch).loadAll(maxPages: Self.maxPages)
-        }) {
-        case .success(let loaded) where loaded.nextCursor != nil:
-            // A listing cut short would make every item past the cut look gone, and their thumbnails be removed.
-            Console.error("thumbs: the listing has more than \(Self.maxPages) pages; refusing to treat the rest as "
-                          + "gone; nothing in the output folder was changed")
-            throw ExitCode(ExitStatus.couldNotRun)
-        case .success(let loaded): page = loaded
-        case .failure(let error):
-            Console.error("thumbs: cannot read the feed: \(Console.describe(error)); nothing in the output folder was "
-                          + "changed")
-            throw ExitCode(ExitStatus.couldNotRun)
-        }
-        for warning in page.warnings { Console.warning("thumbs: \(warning)") }
-        for skipped in page.skipped { Console.error("thumbs: skipped feed entry: \(Console.safe(skipped.description))") }
+        let page = try BatchCommandSupport.loadListing(feedSource, format: feedFormat?.feedFormat,
+                                                       command: "thumbs")
         var configuration = ThumbnailBatch.Configuration(
             output: URL(fileURLWithPath: out), options: options, jobs: jobs, timeLimit: timeLimit, force: force,
             shard: try resolvedShard())
         configuration.openOptions = policy.applied(to: configuration.openOptions)
-        // An invalid entry whose id is known keeps that id's outputs (it is still in the listing, only broken); one
-        // whose id could not be read might be any item of the last run, so then nothing gone is removed. A
-        // duplicate's id is in the feed anyway. A folder's entries are named by path: their id is the path
-        // without its extension.
-        configuration.removesGone = allowEmptyFeed || !page.skipped.contains { $0.id == nil }
-        configuration.keptIDs = allowEmptyFeed ? [] : Set(page.skipped.compactMap(\.id).flatMap {
-            [$0, ($0 as NSString).deletingPathExtension]
-        })
+        (configuration.removesGone, configuration.keptIDs) = BatchCommandSupport.removal(page,
+                                                                                     allowEmptyFeed: allowEmptyFeed)
         if page.items.isEmpty && !allowEmptyFeed {
             // An empty or wholly invalid listing (a schema change, a server bug) would remove every thumbnail.
             let previous = CardFile.read(URL(fileURLWithPath: out).appendingPathComponent(
@@ -183,9 +144,6 @@ struct ThumbsRunCommand: ParsableCommand {
         // Invalid feed entries are items that failed too: a feed of nothing but invalid entries is not a success.
         if !summary.failures.isEmpty || !page.skipped.isEmpty { throw ExitCode(ExitStatus.someFailed) }
     }
-
-    /// The most pages a listing may have: 100,000 (tens of millions of items at the APIs' page sizes).
-    static let maxPages = 100_000
 
     static func line(_ s: ThumbnailBatch.Summary, out: String) -> String {
         String(format: "thumbs: %d items, %d rendered, %d skipped, %d failed, %d removed, %.2f s; cards in %@\n",

@@ -47,7 +47,7 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
     @Test("a cold jump is a miss, then the first frame arrives with an event")
     func missThenArrival() throws {
         let player = FeedPlayer(feed: fixtureFeed(count: 20), configuration: smallConfiguration())
-        let events = Locked<[String]>([])
+        let events = TestSupport.Locked<[String]>([])
         player.onEvent { event in
             switch event {
             case .miss(let i): events.withLock { $0.append("miss \(i)") }
@@ -152,7 +152,7 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
         let player = FeedPlayer(feed: fixtureFeed(count: 3), configuration: smallConfiguration())
         player.start(at: 0)
         #expect(player.waitForFirstFrame(of: 0, timeout: 30).frame != nil)
-        let seen = Locked<[Double]>([])
+        let seen = TestSupport.Locked<[Double]>([])
         let session = player.play(speed: 8) { frame in seen.withLock { $0.append(frame.time) } }
         Thread.sleep(forTimeInterval: 0.5)
         player.next()
@@ -166,7 +166,7 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
     @Test("playback faster than decoding stalls: stall events, counted in the metrics")
     func stalls() throws {
         let player = FeedPlayer(feed: fixtureFeed(count: 3), configuration: smallConfiguration())
-        let stalled = Locked<[Int]>([])
+        let stalled = TestSupport.Locked<[Int]>([])
         player.onEvent { event in
             if case .stall(let index) = event { stalled.withLock { $0.append(index) } }
         }

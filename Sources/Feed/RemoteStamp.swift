@@ -7,9 +7,9 @@ import FoundationNetworking
 /// Asks an http(s) server for the version of a source without downloading it: a `HEAD` request whose `ETag` (else
 /// `Last-Modified`) header identifies the version. Blocks the calling thread (a batch worker, never Swift's
 /// cooperative pool) for at most `timeout` seconds.
-enum RemoteStamp {
+public enum RemoteStamp {
     /// `etag:<value>` or `last-modified:<value>`, or nil when the request fails or the server sends neither.
-    static func fetch(_ url: URL, timeout: Double) -> String? {
+    public static func fetch(_ url: URL, timeout: Double) -> String? {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
         request.httpMethod = "HEAD"
         let answer = Answer()
@@ -32,10 +32,11 @@ enum RemoteStamp {
         return answer.get()
     }
 
-    /// The header value handed from URLSession's delegate queue to the waiting worker, behind a ``Locked``.
-    private final class Answer: Sendable {
-        private let value = Locked<String?>(nil)
-        func set(_ text: String) { value.withLock { $0 = text } }
-        func get() -> String? { value.withLock { $0 } }
+    /// The header value handed from URLSession's delegate queue to the waiting worker; `lock` guards `value`.
+    private final class Answer: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: String?
+        func set(_ text: String) { lock.withLock { value = text } }
+        func get() -> String? { lock.withLock { value } }
     }
 }

@@ -1,5 +1,3 @@
-import Feed
-
 /// One of `count` disjoint parts of a feed: the items whose stable hash of `public_id` modulo `count` is `index`.
 /// Every machine computes the same parts, so shards run anywhere write disjoint outputs and together cover the feed.
 public struct Shard: Sendable, Hashable, CustomStringConvertible {

@@ -1,20 +1,19 @@
 import Foundation
-import Media
 
 /// A `flock(2)` lock on a file in an output folder, shared or exclusive, holding the holder's process id for the
 /// message another run prints. The kernel releases it when the holder's process ends, however it ends, so a lock
 /// left by a killed run is taken over by the next run without any clean-up.
 ///
-/// A batch run holds two (``forRun(in:shard:)``): `OUT/.videofeed.lock` — exclusive for an unsharded run, shared
+/// A batch run holds two (``forRun(in:shardFile:)``): `OUT/.videofeed.lock` — exclusive for an unsharded run, shared
 /// for a shard, so shards run side by side while no unsharded run or merge does — and the exclusive lock of its
 /// own card file, `OUT/.cards-<i>-of-<n>.jsonl.lock`, so the same shard never runs twice at once.
 /// ``CardFile/merge(in:)`` holds the folder's lock exclusively.
-final class OutputLock: Sendable {
+public final class OutputLock: Sendable {
     private let descriptor: Int32
 
     /// Takes the lock on `path`, or fails at once when another run holds it in a way that conflicts.
     /// - Throws: ``MediaError`` `io` naming `item` and the holder's process id when it is known.
-    init(path: String, exclusive: Bool, item: String) throws {
+    public init(path: String, exclusive: Bool, item: String) throws {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else {
             throw MediaError(.io, operation: "lock", item: item, message: "\(path): \(String(cString: strerror(errno)))")
@@ -41,14 +40,15 @@ final class OutputLock: Sendable {
         descriptor = fd
     }
 
-    /// The locks of one batch run over `shard` in `output`.
-    static func forRun(in output: URL, shard: Shard) throws -> [OutputLock] {
+    /// The locks of one batch run in `output`: the folder's lock, exclusive for an unsharded run, shared for a shard;
+    /// and for a shard the exclusive lock of its record file `shardFile` (e.g. `cards-2-of-8.jsonl`).
+    public static func forRun(in output: URL, shardFile: String?) throws -> [OutputLock] {
         let folder = try OutputLock(path: output.appendingPathComponent(".videofeed.lock").path,
-                                    exclusive: shard.count == 1, item: output.path)
-        guard shard.count > 1 else { return [folder] }
+                                    exclusive: shardFile == nil, item: output.path)
+        guard let shardFile else { return [folder] }
         do {
-            let card = try OutputLock(path: output.appendingPathComponent(".\(shard.cardFileName).lock").path,
-                                      exclusive: true, item: output.appendingPathComponent(shard.cardFileName).path)
+            let card = try OutputLock(path: output.appendingPathComponent(".\(shardFile).lock").path,
+                                      exclusive: true, item: output.appendingPathComponent(shardFile).path)
             return [folder, card]
         } catch {
             folder.release()
@@ -57,7 +57,7 @@ final class OutputLock: Sendable {
     }
 
     /// Releases the lock (the file stays, for the next run to lock).
-    func release() {
+    public func release() {
         _ = flock(descriptor, LOCK_UN)
         close(descriptor)
     }

@@ -1,0 +1,235 @@
+internal import CFFmpeg
+import Foundation
+
+/// How the feed rendition's H.264 is encoded: libx264 with the ffmpeg CLI's option names and meanings.
+public struct VideoEncoding: Sendable, Hashable, Codable {
+    /// x264's constant rate factor (`-crf`): 0–51, lower is better; 23 is x264's default.
+    public var crf: Double = 23
+    /// x264's speed preset (`-preset`): `ultrafast` … `placebo`.
+    public var preset: String = "veryfast"
+    /// The H.264 profile (`-profile:v`): `baseline`, `main` or `high`.
+    public var profile: String = "high"
+    /// Encoder threads; 0 lets x264 choose (1.5 × cores), as the ffmpeg CLI does.
+    public var threads: Int = 0
+
+    /// The defaults described on each property.
+    public init(crf: Double = 23, preset: String = "veryfast", profile: String = "high", threads: Int = 0) {
+        self.crf = crf
+        self.preset = preset
+        self.profile = profile
+        self.threads = threads
+    }
+
+    /// The presets x264 knows.
+    public static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower",
+                                 "veryslow", "placebo"]
+}
+
+/// An H.264 encoder (libx264) for yuv420p 8-bit BT.709 pictures, owning its `AVCodecContext`.
+///
+/// A frame can be marked to become an IDR picture (a segment boundary): libx264's `forced-idr`, as the ffmpeg CLI's
+/// `-force_key_frames` with `-forced-idr 1`. Closed GOPs (x264's default). Packets come out in decode order.
+final class VideoEncoder {
+    let context: UnsafeMutablePointer<AVCodecContext>
+    let item: String
+
+    /// - Parameters:
+    ///   - maxBitrate: the VBV cap (`-maxrate`) in bits per second; the buffer (`-bufsize`) is twice as large.
+    ///   - globalHeader: parameter sets in the codec's extradata (what MP4 wants), not in the stream.
+    /// - Throws: ``MediaError`` `unsupportedCodec` when this FFmpeg has no libx264, or the codec's refusal.
+    init(width: Int, height: Int, timeBase: AVRational, frameRate: AVRational, encoding: VideoEncoding,
+         maxBitrate: Int?, globalHeader: Bool, item: String) throws {
+        self.item = item
+        guard let codec = avcodec_find_encoder_by_name("libx264") else {
+            throw MediaError(.unsupportedCodec, operation: "open encoder", item: item,
+                             message: "this FFmpeg has no libx264 encoder")
+        }
+        guard let ctx = avcodec_alloc_context3(codec) else {
+            throw MediaError(.limitExceeded, operation: "open encoder", item: item, message: "out of memory")
+        }
+        var owned: UnsafeMutablePointer<AVCodecContext>? = ctx
+        ctx.pointee.width = Int32(width)
+        ctx.pointee.height = Int32(height)
+        ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        ctx.pointee.time_base = timeBase
+        ctx.pointee.framerate = frameRate
+        ctx.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+        ctx.pointee.color_range = AVCOL_RANGE_MPEG
+        ctx.pointee.color_primaries = AVCOL_PRI_BT709
+        ctx.pointee.color_trc = AVCOL_TRC_BT709
+        ctx.pointee.colorspace = AVCOL_SPC_BT709
+        ctx.pointee.thread_count = Int32(min(max(0, encoding.threads), 64))
+        if let maxBitrate {
+            ctx.pointee.rc_max_rate = Int64(maxBitrate)
+            ctx.pointee.rc_buffer_size = Int32(clamping: maxBitrate * 2)
+        }
+        if globalHeader { ctx.pointee.flags |= Int32(vf_codec_flag_global_header()) }
+        var options: OpaquePointer? = nil
+        av_dict_set(&options, "preset", encoding.preset, 0)
+        av_dict_set(&options, "profile", encoding.profile, 0)
+        av_dict_set(&options, "crf", String(encoding.crf), 0)
+        av_dict_set(&options, "forced-idr", "1", 0)
+        defer { av_dict_free(&options) }
+        let opened = avcodec_open2(ctx, codec, &options)
+        guard opened >= 0 else {
+            avcodec_free_context(&owned)
+            throw MediaError.ffmpeg(opened, operation: "open encoder", item: item)
+        }
+        context = ctx
+    }
+
+    deinit {
+        var ctx: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&ctx)
+    }
+
+    /// The MSE/RFC 6381 codec string, `avc1.PPCCLL`, from the SPS in the encoder's extradata.
+    var codecString: String {
+        let size = Int(context.pointee.extradata_size)
+        guard let data = context.pointee.extradata, size > 4 else { return "avc1.640028" }
+        let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+        return CodecString.avc(extradata: bytes) ?? "avc1.640028"
+    }
+
+    /// Encodes `frame` (nil drains the encoder) and returns the packets that came out, in decode order.
+    func encode(_ frame: UnsafeMutablePointer<AVFrame>?) throws -> [Packet] {
+        try Codec.encode(context, frame, item: item)
+    }
+}
+
+/// An AAC-LC encoder (FFmpeg's native `aac`), stereo, planar float, 1024 samples a frame.
+final class AudioEncoder {
+    let context: UnsafeMutablePointer<AVCodecContext>
+    let item: String
+
+    /// - Throws: ``MediaError`` when the encoder cannot be opened.
+    init(sampleRate: Int, bitRate: Int, globalHeader: Bool, item: String) throws {
+        self.item = item
+        guard let codec = avcodec_find_encoder(AV_CODEC_ID_AAC) else {
+            throw MediaError(.unsupportedCodec, operation: "open encoder", item: item,
+                             message: "this FFmpeg has no AAC encoder")
+        }
+        guard let ctx = avcodec_alloc_context3(codec) else {
+            throw MediaError(.limitExceeded, operation: "open encoder", item: item, message: "out of memory")
+        }
+        var owned: UnsafeMutablePointer<AVCodecContext>? = ctx
+        ctx.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
+        ctx.pointee.sample_rate = Int32(sampleRate)
+        av_channel_layout_default(&ctx.pointee.ch_layout, 2)
+        ctx.pointee.bit_rate = Int64(bitRate)
+        ctx.pointee.time_base = AVRational(num: 1, den: Int32(sampleRate))
+        if globalHeader { ctx.pointee.flags |= Int32(vf_codec_flag_global_header()) }
+        let opened = avcodec_open2(ctx, codec, nil)
+        guard opened >= 0 else {
+            avcodec_free_context(&owned)
+            throw MediaError.ffmpeg(opened, operation: "open encoder", item: item)
+        }
+        context = ctx
+    }
+
+    deinit {
+        var ctx: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&ctx)
+    }
+
+    var frameSize: Int { Int(max(context.pointee.frame_size, 1)) }
+    var sampleRate: Int { Int(context.pointee.sample_rate) }
+
+    /// Encodes `frame` (nil drains the encoder) and returns the packets that came out.
+    func encode(_ frame: UnsafeMutablePointer<AVFrame>?) throws -> [Packet] {
+        try Codec.encode(context, frame, item: item)
+    }
+}
+
+/// A WebP animation encoder (libwebp_anim) for the card preview.
+final class WebPEncoder {
+    let context: UnsafeMutablePointer<AVCodecContext>
+    let item: String
+
+    init(width: Int, height: Int, timeBase: AVRational, quality: Int, item: String) throws {
+        self.item = item
+        guard let codec = avcodec_find_encoder_by_name("libwebp_anim") else {
+            throw MediaError(.unsupportedCodec, operation: "open encoder", item: item,
+                             message: "this FFmpeg has no libwebp_anim encoder")
+        }
+        guard let ctx = avcodec_alloc_context3(codec) else {
+            throw MediaError(.limitExceeded, operation: "open encoder", item: item, message: "out of memory")
+        }
+        var owned: UnsafeMutablePointer<AVCodecContext>? = ctx
+        ctx.pointee.width = Int32(width)
+        ctx.pointee.height = Int32(height)
+        ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        ctx.pointee.time_base = timeBase
+        ctx.pointee.compression_level = 3
+        var options: OpaquePointer? = nil
+        av_dict_set(&options, "quality", String(quality), 0)
+        av_dict_set(&options, "preset", "picture", 0)
+        defer { av_dict_free(&options) }
+        let opened = avcodec_open2(ctx, codec, &options)
+        guard opened >= 0 else {
+            avcodec_free_context(&owned)
+            throw MediaError.ffmpeg(opened, operation: "open encoder", item: item)
+        }
+        context = ctx
+    }
+
+    deinit {
+        var ctx: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&ctx)
+    }
+
+    func encode(_ frame: UnsafeMutablePointer<AVFrame>?) throws -> [Packet] {
+        try Codec.encode(context, frame, item: item)
+    }
+}
+
+/// The send/receive loop every encoder shares.
+enum Codec {
+    static func encode(_ ctx: UnsafeMutablePointer<AVCodecContext>, _ frame: UnsafeMutablePointer<AVFrame>?,
+                       item: String) throws -> [Packet] {
+        let sent = avcodec_send_frame(ctx, frame)
+        if sent < 0 && sent != vf_averror_eof() {
+            throw MediaError.ffmpeg(sent, operation: "encode", item: item)
+        }
+        var out: [Packet] = []
+        while true {
+            guard let packet = Packet() else {
+                throw MediaError(.limitExceeded, operation: "encode", item: item, message: "out of memory")
+            }
+            let result = avcodec_receive_packet(ctx, packet.raw)
+            if result == vf_averror_eagain() || result == vf_averror_eof() { return out }
+            guard result >= 0 else { throw MediaError.ffmpeg(result, operation: "encode", item: item) }
+            // Encoders give packets in their own time base; muxers rescale from it.
+            packet.raw.pointee.time_base = ctx.pointee.time_base
+            out.append(packet)
+        }
+    }
+}
+
+/// RFC 6381 codec strings, as `MediaSource.isTypeSupported` and HLS `CODECS` attributes want them.
+public enum CodecString {
+    /// `avc1.PPCCLL` from H.264 extradata: Annex B parameter sets (start codes) or an `avcC` record.
+    static func avc(extradata bytes: [UInt8]) -> String? {
+        func hex(_ b: UInt8) -> String { String(format: "%02x", b) }
+        if bytes.count >= 4, bytes[0] == 1 {
+            // avcC: version, profile, compatibility, level.
+            return "avc1." + hex(bytes[1]) + hex(bytes[2]) + hex(bytes[3])
+        }
+        var i = 0
+        while i + 4 < bytes.count {
+            if bytes[i] == 0, bytes[i + 1] == 0, bytes[i + 2] == 1 {
+                let nal = bytes[i + 3]
+                if nal & 0x1f == 7, i + 6 < bytes.count {
+                    return "avc1." + hex(bytes[i + 4]) + hex(bytes[i + 5]) + hex(bytes[i + 6])
+                }
+                i += 3
+            } else {
+                i += 1
+            }
+        }
+        return nil
+    }
+
+    /// AAC-LC.
+    public static let aacLC = "mp4a.40.2"
+}

@@ -1,0 +1,119 @@
+internal import CFFmpeg
+import Foundation
+
+/// A decoder for one audio or video stream of a ``MediaFile`` that is handed packets by its caller (where
+/// ``VideoDecoder`` reads them itself): the transcoder reads each packet once and gives it to the decoder of its
+/// stream. Same rules as ``VideoDecoder``: corrupt packets are counted and skipped as the ffmpeg CLI skips them,
+/// every decoded picture counts against the file's limits, the frame-size limits are enforced by the codec
+/// (`max_pixels`).
+final class StreamDecoder {
+    let file: MediaFile
+    let streamIndex: Int
+    let timeBase: AVRational
+    let isVideo: Bool
+    private(set) var corruptPacketCount = 0
+    private(set) var framesDecoded = 0
+    private var lastError: MediaError? = nil
+    private let context: UnsafeMutablePointer<AVCodecContext>
+
+    /// - Throws: ``MediaError`` `unsupportedCodec`, `limitExceeded`, and FFmpeg's errors opening the codec.
+    init(file: MediaFile, stream index: Int, threads: Int) throws {
+        self.file = file
+        self.streamIndex = index
+        let stream = file.stream(at: index)
+        let par = stream.pointee.codecpar!
+        self.timeBase = stream.pointee.time_base
+        self.isVideo = par.pointee.codec_type == AVMEDIA_TYPE_VIDEO
+        guard let codec = avcodec_find_decoder(par.pointee.codec_id) else {
+            let name = avcodec_get_name(par.pointee.codec_id).map { String(cString: $0) } ?? "?"
+            throw MediaError(.unsupportedCodec, operation: "open decoder", item: file.item,
+                             message: "no decoder for codec '\(name)' (stream \(index))")
+        }
+        guard let ctx = avcodec_alloc_context3(codec) else {
+            throw MediaError(.limitExceeded, operation: "open decoder", item: file.item, message: "out of memory")
+        }
+        var owned: UnsafeMutablePointer<AVCodecContext>? = ctx
+        var result = avcodec_parameters_to_context(ctx, par)
+        if result >= 0 {
+            ctx.pointee.pkt_timebase = stream.pointee.time_base
+            ctx.pointee.thread_count = Int32(min(max(0, threads), 64))
+            if isVideo {
+                ctx.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
+                ctx.pointee.max_pixels = Int64(min(file.options.maxPixelCount, Int(Int64.max)))
+            }
+            result = avcodec_open2(ctx, codec, nil)
+        }
+        guard result >= 0 else {
+            avcodec_free_context(&owned)
+            throw MediaError.ffmpeg(result, operation: "open decoder", item: file.item)
+        }
+        context = ctx
+    }
+
+    deinit {
+        var ctx: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&ctx)
+    }
+
+    /// Sends a packet (nil: the input ended, drain). A packet the decoder refuses as corrupt is counted and skipped.
+    /// Returns false when the decoder has output to give first (`EAGAIN`): receive, then send the same packet again.
+    func send(_ packet: UnsafeMutablePointer<AVPacket>?) throws -> Bool {
+        let sent = avcodec_send_packet(context, packet)
+        if sent >= 0 || sent == vf_averror_eof() { return true }
+        if sent == vf_averror_eagain() { return false }
+        if isVideo {
+            let width = Int(context.pointee.width), height = Int(context.pointee.height)
+            if width > file.options.maxDimension || height > file.options.maxDimension
+                || width * height > file.options.maxPixelCount {
+                throw MediaError(.limitExceeded, operation: "decode", item: file.item, message: """
+                    the stream grows to \(width)x\(height) midway, over the limit of \(file.options.maxDimension) \
+                    per side and \(file.options.maxPixelCount) pixels
+                    """)
+            }
+        }
+        if sent == vf_averror_invaliddata() || sent == vf_averror_patchwelcome() || !isVideo {
+            // Like the ffmpeg CLI: a corrupt packet is skipped (an audio decoder's any error too).
+            corruptPacketCount += 1
+            lastError = MediaError.ffmpeg(sent, operation: "decode", item: file.item)
+            return true
+        }
+        throw MediaError.ffmpeg(sent, operation: "decode", item: file.item, interrupt: file.interrupt)
+    }
+
+    /// The next decoded frame, if the decoder has one.
+    func receive() throws -> Pull<Frame> {
+        guard let frame = Frame() else {
+            throw MediaError(.limitExceeded, operation: "decode", item: file.item, message: "out of memory")
+        }
+        let result = avcodec_receive_frame(context, frame.raw)
+        if result >= 0 {
+            framesDecoded += 1
+            if isVideo {
+                let raw = frame.raw
+                let bytes = av_image_get_buffer_size(AVPixelFormat(rawValue: raw.pointee.format), raw.pointee.width,
+                                                     raw.pointee.height, 1)
+                try file.accountDecoded(width: Int(raw.pointee.width), height: Int(raw.pointee.height),
+                                        bytes: Int(max(bytes, 0)))
+            }
+            return .output(frame)
+        }
+        if result == vf_averror_eagain() { return .needsInput }
+        if result == vf_averror_eof() { return .ended }
+        if !isVideo {
+            corruptPacketCount += 1
+            return .needsInput
+        }
+        throw MediaError.ffmpeg(result, operation: "decode", item: file.item, interrupt: file.interrupt)
+    }
+
+    /// Forgets buffered input after a seek.
+    func flush() { avcodec_flush_buffers(context) }
+
+    /// Why nothing could be decoded, when the stream ended without a frame.
+    var failureWithoutFrames: MediaError? {
+        guard framesDecoded == 0 else { return nil }
+        return MediaError(.invalidData, operation: "decode", item: file.item,
+                          message: "no frame could be decoded" + (lastError.map { ": \($0.message)" } ?? ""),
+                          code: lastError?.code)
+    }
+}

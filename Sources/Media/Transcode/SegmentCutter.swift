@@ -1,0 +1,114 @@
+internal import CFFmpeg
+import Foundation
+
+/// Cuts one rendition's encoded packets into CMAF media segments at the fixed boundaries `k·s`.
+///
+/// A video packet belongs to the segment of the last keyframe at or after a boundary before it (the encoder was
+/// told to make one at each boundary, so a segment starts with an IDR picture); an audio packet to the segment its
+/// time falls in. Segment *k* is written once the video has moved past it and the audio has reached its end (or a
+/// stream ended), so a segment always holds all of both.
+final class SegmentCutter {
+    struct Segment {
+        var index: Int
+        var bytes: [UInt8]
+        var start: Double
+        var end: Double
+        var frames: Int
+    }
+
+    private let writer: MediaWriter
+    private let videoStream: Int
+    private let audioStream: Int?
+    private let seconds: Double
+    /// On demand: every packet belongs to this one segment.
+    private let only: Int?
+    private var video: [(segment: Int, packet: Packet, start: Double, end: Double)] = []
+    private var audio: [(time: Double, packet: Packet)] = []
+    private var currentSegment: Int? = nil
+    private var audioReached = -Double.infinity
+    private var videoEnded = false
+    private var audioEnded = false
+    private var nextToEmit: Int? = nil
+    /// The initialisation segment, once the first fragment was cut.
+    private(set) var initialization: [UInt8]? = nil
+    private let emit: (Segment) throws -> Void
+
+    init(writer: MediaWriter, videoStream: Int, audioStream: Int?, seconds: Double, only: Int?,
+         emit: @escaping (Segment) throws -> Void) {
+        self.writer = writer
+        self.videoStream = videoStream
+        self.audioStream = audioStream
+        self.seconds = seconds
+        self.only = only
+        self.emit = emit
+        if audioStream == nil { audioEnded = true }
+    }
+
+    func addVideo(_ packet: Packet, time: Double, duration: Double) throws {
+        let segment: Int
+        if let only {
+            segment = only
+        } else if let current = currentSegment {
+            let boundary = Int(((time + 1e-4) / seconds).rounded(.down))
+            segment = packet.isKey && boundary > current ? boundary : current
+        } else {
+            segment = max(0, Int(((time + 1e-4) / seconds).rounded(.down)))
+        }
+        if nextToEmit == nil { nextToEmit = segment }
+        currentSegment = segment
+        video.append((segment, packet, time, time + duration))
+        try emitReady()
+    }
+
+    func addAudio(_ packet: Packet, time: Double) throws {
+        audio.append((time, packet))
+        audioReached = max(audioReached, time)
+        try emitReady()
+    }
+
+    func endVideo() throws {
+        videoEnded = true
+        try emitReady()
+    }
+
+    func endAudio() throws {
+        audioEnded = true
+        try emitReady()
+    }
+
+    private func emitReady() throws {
+        while let s = nextToEmit {
+            let videoPast = videoEnded || (currentSegment ?? Int.min) > s
+            let isLast = videoEnded && !video.contains { $0.segment > s }
+            let audioPast = audioEnded || audioReached >= Double(s + 1) * seconds
+            guard videoPast, audioPast || (isLast && audioEnded) else { return }
+            let frames = video.filter { $0.segment == s }
+            guard !frames.isEmpty || !isLast || !audio.isEmpty else { return }
+            let start = frames.map(\.start).min() ?? Double(s) * seconds
+            var end = frames.map(\.end).max() ?? start
+            for entry in frames { try writer.write(entry.packet, stream: videoStream, interleaved: false) }
+            video.removeAll { $0.segment == s }
+            if let audioStream {
+                let limit = (isLast || only != nil) ? Double.infinity : Double(s + 1) * seconds
+                let taken = audio.filter { $0.time < limit }
+                for entry in taken { try writer.write(entry.packet, stream: audioStream, interleaved: false) }
+                audio.removeAll { $0.time < limit }
+                if isLast, let lastAudio = taken.last?.time { end = max(end, min(lastAudio, end + 0.1)) }
+            }
+            var bytes = try writer.cutFragment()
+            if initialization == nil {
+                // With `delay_moov` the first cut writes only the header; the fragment follows at the next.
+                let parts = MediaWriter.splitInitialization(bytes)
+                initialization = parts.initialization
+                bytes = parts.media.isEmpty ? try writer.cutFragment() : parts.media
+            }
+            try emit(Segment(index: s, bytes: bytes, start: start, end: end, frames: frames.count))
+            if isLast {
+                nextToEmit = nil
+                return
+            }
+            nextToEmit = video.first?.segment ?? (s + 1)
+            if video.isEmpty && !videoEnded { nextToEmit = currentSegment.map { max($0, s + 1) } }
+        }
+    }
+}

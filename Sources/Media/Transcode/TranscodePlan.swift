@@ -1,0 +1,107 @@
+import Foundation
+
+/// What a transcode of one item will make, worked out from its ``MediaInfo`` alone (no decoding): the size of each
+/// rendition, the segment count, whether there is audio. A server can answer a feed listing and write playlists
+/// from it before any segment exists; segment *k* covers `[k·s, (k+1)·s)` of the source.
+public struct TranscodePlan: Sendable, Equatable, Codable {
+    /// One rung of the ladder as it comes out for this source.
+    public struct Rendition: Sendable, Equatable, Codable {
+        /// The ladder box it was fitted into, e.g. `720x1280`: the rendition's name in paths and URLs.
+        public var name: String
+        /// Output size: upright, square pixels, even.
+        public var width: Int
+        public var height: Int
+        /// The VBV cap in bits per second.
+        public var maxBitrate: Int
+    }
+
+    /// The renditions, largest first; never larger than the source.
+    public var renditions: [Rendition]
+    /// The source as shown: upright, square pixels.
+    public var displayWidth: Int
+    public var displayHeight: Int
+    /// Whether the renditions carry an audio track (the source has audio and is no still picture).
+    public var hasAudio: Bool
+    /// Whether the source is a still picture (photo, cover art): its video lasts ``TranscodeSettings/stillSeconds``.
+    /// A one-frame GIF or video is found to be one only while decoding, and then made as one.
+    public var isStill: Bool
+    /// Duration of the renditions in seconds (the source's, or the still duration); 0 when the source does not say.
+    public var duration: Double
+    /// Segment length in seconds.
+    public var segmentSeconds: Double
+    /// The video stream transcoded and the audio stream, by container index.
+    public var videoStream: Int
+    public var audioStream: Int?
+
+    /// Segments of a rendition: `ceil(duration / segmentSeconds)`, at least 1.
+    public var segmentCount: Int { max(1, Int((duration / segmentSeconds - 1e-6).rounded(.up))) }
+
+    /// The plan for `info` under `settings`.
+    /// - Throws: ``MediaError`` `noVideoStream` (an audio file without a cover picture), `invalidArgument` for
+    ///   settings that cannot work (an empty ladder, a box under 16 pixels, a segment length not in 0.5…60 s).
+    public init(info: MediaInfo, settings: TranscodeSettings, item: String) throws {
+        guard !settings.ladder.isEmpty, settings.ladder.allSatisfy({ $0.width >= 16 && $0.height >= 16 }) else {
+            throw MediaError(.invalidArgument, operation: "plan", item: item,
+                             message: "the ladder needs at least one box, each at least 16x16")
+        }
+        guard settings.segmentSeconds >= 0.5, settings.segmentSeconds <= 60 else {
+            throw MediaError(.invalidArgument, operation: "plan", item: item,
+                             message: "segment length \(settings.segmentSeconds) s is not within 0.5…60 s")
+        }
+        guard let video = info.primaryVideoStream else {
+            let audio = info.streams.contains { $0.kind == .audio }
+            throw MediaError(.noVideoStream, operation: "plan", item: item, message: audio
+                ? "an audio-only file without a cover picture has nothing to show in a video feed"
+                : "no video stream or picture in \(info.container)")
+        }
+        videoStream = video.index
+        let stillCodecs: Set<String> = ["png", "mjpeg", "webp", "bmp", "tiff", "jpeg2000", "jpegls", "gif_still",
+                                        "qoi", "pgm", "ppm", "pam", "pbm", "targa", "sgi", "exr", "dpx"]
+        isStill = video.isAttachedPicture || (stillCodecs.contains(video.codec) && (video.frameCount ?? 1) <= 1
+            && (info.container.contains("image") || info.container.hasSuffix("_pipe") || video.isAttachedPicture
+                || (info.duration ?? 0) <= 0.1))
+        let audio = info.streams.first { $0.kind == .audio && $0.sampleRate > 0 && $0.channels > 0 }
+        audioStream = isStill ? nil : audio?.index
+        hasAudio = audioStream != nil
+        duration = isStill ? settings.stillSeconds : max(0, info.duration ?? video.duration ?? 0)
+        segmentSeconds = settings.segmentSeconds
+
+        let display = TranscodePlan.displaySize(video)
+        displayWidth = display.width
+        displayHeight = display.height
+        let fps = min(video.averageFrameRate.value ?? 30, settings.maxFrameRate)
+        var seen = Set<Size>()
+        var rungs: [Rendition] = []
+        for box in settings.ladder {
+            let size = TranscodePlan.fit(display, in: box)
+            guard seen.insert(size).inserted else { continue }
+            let rate = Double(size.width * size.height) * settings.maxBitsPerPixel * max(1, min(fps, 60) / 30)
+            rungs.append(Rendition(name: box.description, width: size.width, height: size.height,
+                                   maxBitrate: Int(rate)))
+        }
+        renditions = rungs
+    }
+
+    /// The picture as a player shows it: the sample aspect ratio applied to the width, then the rotation.
+    static func displaySize(_ s: StreamInfo) -> Size {
+        var width = Double(max(s.width, 1))
+        let height = Double(max(s.height, 1))
+        if let sar = s.sampleAspectRatio.value, sar > 0, sar.isFinite, abs(sar - 1) > 1e-6 {
+            width *= min(max(sar, 0.1), 10)
+        }
+        let w = max(1, Int(width.rounded())), h = max(1, Int(height))
+        return s.orientation.swapsAxes ? Size(width: h, height: w) : Size(width: w, height: h)
+    }
+
+    /// `size` fitted inside `box` keeping its aspect ratio, never enlarged, both sides even and at least 2.
+    static func fit(_ size: Size, in box: Size) -> Size {
+        let scale = min(Double(box.width) / Double(size.width), Double(box.height) / Double(size.height), 1)
+        // At scale 1 round down: an odd source side loses a pixel rather than gaining one.
+        func even(_ v: Double) -> Int { max(2, Int((v / 2).rounded(scale >= 1 ? .down : .toNearestOrAwayFromZero)) * 2) }
+        var w = even(Double(size.width) * scale), h = even(Double(size.height) * scale)
+        // Rounding up may cross the box by one step.
+        if w > box.width { w -= 2 }
+        if h > box.height { h -= 2 }
+        return Size(width: max(2, w), height: max(2, h))
+    }
+}

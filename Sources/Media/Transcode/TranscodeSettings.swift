@@ -1,0 +1,102 @@
+import Foundation
+
+/// What a transcode makes of an upload: the feed renditions (a ladder of boxes), their segmenting, the picture
+/// processing and the card preview. The defaults are the feed rendition of docs/transcode.md: H.264 High 8-bit SDR
+/// BT.709, upright, square pixels, fitted in 720x1280, 540x960 and 360x640 (never upscaled), a keyframe at every 2 s
+/// segment boundary, `-crf 23 -preset veryfast` with a max-rate cap, AAC-LC stereo 128 kb/s.
+public struct TranscodeSettings: Sendable, Hashable, Codable {
+    /// The boxes the renditions are fitted into, largest first. Rungs that come out the same size as a larger one
+    /// (a small source) are made once.
+    public var ladder: [Size] = [Size(width: 720, height: 1280), Size(width: 540, height: 960),
+                                 Size(width: 360, height: 640)]
+    /// Segment length in seconds: a keyframe is forced at every multiple of it, so segment *k* always covers
+    /// `[k·s, (k+1)·s)` of the source, whoever makes it.
+    public var segmentSeconds: Double = 2
+    /// The H.264 encoder settings.
+    public var video = VideoEncoding()
+    /// The VBV cap in bits per second per pixel of a rendition at 30 fps: 3.3 gives 3.0 Mb/s for 720x1280,
+    /// 1.7 Mb/s for 540x960, 0.76 Mb/s for 360x640. Scaled with the frame rate up to 60 fps.
+    public var maxBitsPerPixel: Double = 3.3
+    /// Frame-rate cap: a source above it gets libavfilter's `fps` filter; at or below it keeps its own timing.
+    public var maxFrameRate: Double = 60
+    /// AAC bit rate in bits per second.
+    public var audioBitrate: Int = 128_000
+    /// How long a still picture (a photo, cover art, a one-frame GIF) lasts as a video, in seconds.
+    public var stillSeconds: Double = 3
+    /// Frame rate of a still picture's video.
+    public var stillFrameRate: Int = 30
+    /// Brightness, contrast and saturation (libavfilter's `eq`); the identity by default.
+    public var adjustment = PictureAdjustment()
+    /// Tone-map HDR (PQ, HLG) to SDR BT.709 with `zscale` + `tonemap` (Hable), as the usual ffmpeg recipe does.
+    public var toneMapsHDR = true
+    /// Deinterlace frames flagged interlaced with `bwdif` (progressive frames pass untouched).
+    public var deinterlaces = true
+    /// The card preview, or nil for none.
+    public var preview: PreviewSettings? = PreviewSettings()
+    /// Make the fast-start MP4 of each rendition.
+    public var makesMP4 = true
+    /// Make the CMAF segments and HLS playlists of each rendition.
+    public var makesSegments = true
+    /// Threads for libavfilter's slice-threaded filters (0: automatic) and the decoder (0: automatic).
+    public var threads: Int = 0
+
+    /// The defaults described on each property.
+    public init() {}
+
+    /// A short stable digest of every setting: outputs made with other settings are redone.
+    public var fingerprint: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let data = (try? encoder.encode(self)) ?? Data()
+        return String(format: "%016llx", StableDigest.fnv1a(data))
+    }
+}
+
+/// libavfilter's `eq`: brightness −1…1 (0 unchanged), contrast −1000…1000 (1 unchanged), saturation 0…3
+/// (1 unchanged).
+public struct PictureAdjustment: Sendable, Hashable, Codable {
+    public var brightness: Double = 0
+    public var contrast: Double = 1
+    public var saturation: Double = 1
+
+    public init(brightness: Double = 0, contrast: Double = 1, saturation: Double = 1) {
+        self.brightness = brightness
+        self.contrast = contrast
+        self.saturation = saturation
+    }
+
+    /// Whether this changes nothing.
+    public var isIdentity: Bool { brightness == 0 && contrast == 1 && saturation == 1 }
+}
+
+/// The preview clip of a feed card: the first seconds, small and muted, as an MP4 and as an animated WebP.
+public struct PreviewSettings: Sendable, Hashable, Codable {
+    /// Length in seconds.
+    public var seconds: Double = 3
+    /// The box the preview is fitted into.
+    public var box = Size(width: 360, height: 640)
+    /// Frame rate of the WebP animation (the MP4 keeps the source's, up to the cap).
+    public var webpFrameRate: Int = 15
+    /// WebP quality 0–100.
+    public var webpQuality: Int = 60
+
+    public init(seconds: Double = 3, box: Size = Size(width: 360, height: 640), webpFrameRate: Int = 15,
+                webpQuality: Int = 60) {
+        self.seconds = seconds
+        self.box = box
+        self.webpFrameRate = webpFrameRate
+        self.webpQuality = webpQuality
+    }
+}
+
+/// FNV-1a over bytes (the Feed module's `StableHash` works on strings; Media does not depend on Feed).
+enum StableDigest {
+    static func fnv1a(_ data: Data) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in data {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return hash
+    }
+}

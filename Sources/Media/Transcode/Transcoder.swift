@@ -1,0 +1,749 @@
+internal import CFFmpeg
+import Foundation
+
+/// Turns one opened item into feed renditions: H.264/AAC, upright, square pixels, fitted in the ladder's boxes, as
+/// a fast-start MP4 and as CMAF segments with HLS playlists, plus a card preview (MP4 and animated WebP).
+///
+/// One decode feeds every output: the picture goes through one libavfilter graph (deinterlace, tone map, frame-rate
+/// cap, then a split into one branch per rendition that scales, rotates and converts to yuv420p BT.709), each
+/// branch into its own libx264 encoder; the audio is resampled to stereo once (libswresample), encoded once (AAC)
+/// and muxed into every rendition. A keyframe is forced at every segment boundary, so segment *k* covers
+/// `[k·s, (k+1)·s)` of the source whether it is made in a batch (``run(into:)``) or alone on demand
+/// (``segment(_:rendition:)``), on any machine.
+///
+/// Not thread-safe, like ``MediaFile``: one call at a time. Cancel through the ``CancellationToken`` the file was
+/// opened with: the next packet read stops the work with ``MediaError/Kind/cancelled``.
+public final class Transcoder {
+    /// The item.
+    public let file: MediaFile
+    /// The settings.
+    public let settings: TranscodeSettings
+    /// What will be made, from the file's header.
+    public let plan: TranscodePlan
+
+    /// - Throws: ``MediaError`` from ``TranscodePlan/init(info:settings:item:)``.
+    public init(file: MediaFile, settings: TranscodeSettings = TranscodeSettings()) throws {
+        self.file = file
+        self.settings = settings
+        self.plan = try TranscodePlan(info: file.info, settings: settings, item: file.item)
+    }
+
+    /// Makes every output into `folder` (created when missing): `<rendition>.mp4`, `<rendition>/init.mp4`,
+    /// `<rendition>/seg-<k>.m4s`, `<rendition>/index.m3u8`, `master.m3u8`, `preview.mp4`, `preview.webp`. Each
+    /// file appears whole or not at all (written under a temporary name, then renamed); on failure the files made
+    /// so far stay, for the caller to discard with the folder.
+    /// - Throws: ``MediaError``: the file's decode errors, `invalidData` when no frame decodes, `io` when writing
+    ///   fails, `cancelled`, `timedOut`.
+    public func run(into folder: URL) throws -> TranscodeReport {
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw MediaError(.io, operation: "create folder", item: folder.path, message: "\(error.localizedDescription)")
+        }
+        let pipeline = try Pipeline(transcoder: self, rungs: Array(plan.renditions.indices), window: nil,
+                                    folder: folder)
+        return try pipeline.run()
+    }
+
+    /// Makes media segment `index` of rendition `rendition` alone: seeks to the keyframe before `index·s`, decodes
+    /// up to `(index+1)·s` and encodes only that span, with an IDR picture first. The first segment of a cold item
+    /// costs about as much as encoding its seconds.
+    /// - Throws: ``MediaError`` `invalidArgument` for a segment or rendition that does not exist, and the errors of
+    ///   ``run(into:)``.
+    public func segment(_ index: Int, rendition: Int) throws -> TranscodedSegment {
+        guard plan.renditions.indices.contains(rendition) else {
+            throw MediaError(.invalidArgument, operation: "transcode", item: file.item,
+                             message: "no rendition \(rendition); this item has \(plan.renditions.count)")
+        }
+        guard index >= 0, index < plan.segmentCount else {
+            throw MediaError(.invalidArgument, operation: "transcode", item: file.item,
+                             message: "no segment \(index); this item has \(plan.segmentCount)")
+        }
+        let s = plan.segmentSeconds
+        let pipeline = try Pipeline(transcoder: self, rungs: [rendition],
+                                    window: (Double(index) * s, Double(index + 1) * s, index), folder: nil)
+        return try pipeline.runSegment()
+    }
+}
+
+/// One run of the decode → filter → encode → mux chain.
+private final class Pipeline {
+    let file: MediaFile
+    let settings: TranscodeSettings
+    let plan: TranscodePlan
+    let rungs: [Int]
+    let window: (start: Double, end: Double, index: Int)?
+    let folder: URL?
+    let item: String
+
+    let video: StreamDecoder
+    let audio: StreamDecoder?
+    var converter: AudioConverter?
+    var audioEncoder: AudioEncoder?
+    var graph: FilterGraph?
+    var held: Frame?
+    var outputs: [Output] = []
+    var queuedAudio: [Packet] = []
+    var videoDone = false
+    var audioDone = false
+    var videoOrigin: Int64 = 0
+    var still = false
+    var deinterlaced = false
+    var toneMapped = false
+    var onDemand: TranscodedSegment? = nil
+    var temporaries: [String] = []
+
+    init(transcoder: Transcoder, rungs: [Int], window: (Double, Double, Int)?, folder: URL?) throws {
+        file = transcoder.file
+        settings = transcoder.settings
+        plan = transcoder.plan
+        self.rungs = rungs
+        self.window = window
+        self.folder = folder
+        item = file.item
+        video = try StreamDecoder(file: file, stream: plan.videoStream, threads: settings.threads)
+        if let index = plan.audioStream {
+            audio = try? StreamDecoder(file: file, stream: index, threads: 1)
+        } else {
+            audio = nil
+        }
+        audioDone = audio == nil
+        let stream = file.stream(at: plan.videoStream)
+        let tb = stream.pointee.time_base
+        videoOrigin = Int64((file.info.startTime * Double(tb.den) / Double(max(tb.num, 1))).rounded())
+        if let audio {
+            let atb = audio.timeBase
+            let origin = Int64((file.info.startTime * Double(atb.den) / Double(max(atb.num, 1))).rounded())
+            let rate = Pipeline.outputRate(file.info.streams.first { $0.index == audio.streamIndex }?.sampleRate ?? 48000)
+            converter = try AudioConverter(outputRate: rate, inputTimeBase: atb, origin: origin,
+                                           start: window?.0 ?? 0, end: window?.1, item: item)
+            audioEncoder = try AudioEncoder(sampleRate: rate, bitRate: settings.audioBitrate, globalHeader: true,
+                                            item: item)
+        }
+    }
+
+    deinit {
+        for path in temporaries { unlink(path) }
+    }
+
+    /// AAC's sample rates up to 48 kHz are kept; others become 48 kHz.
+    static func outputRate(_ rate: Int) -> Int {
+        [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000].contains(rate) ? rate : 48000
+    }
+
+    // MARK: Driving
+
+    func run() throws -> TranscodeReport {
+        try pump()
+        return try report()
+    }
+
+    func runSegment() throws -> TranscodedSegment {
+        if let window, window.start > 0 { try seek(to: window.start) }
+        try pump()
+        guard var segment = onDemand else {
+            throw MediaError(.invalidData, operation: "transcode", item: item,
+                             message: "segment \(window?.index ?? 0) has no frames")
+        }
+        segment.codecs = outputs.first?.codecs(hasAudio: plan.hasAudio) ?? ""
+        return segment
+    }
+
+    private func seek(to seconds: Double) throws {
+        let stream = file.stream(at: plan.videoStream)
+        let tb = stream.pointee.time_base
+        let target = Int64(((seconds + file.info.startTime) * Double(tb.den) / Double(max(tb.num, 1))).rounded(.down))
+        file.dropPendingPackets()
+        file.interrupt.arm(seconds: file.options.readTimeout)
+        var result = av_seek_frame(file.context, Int32(plan.videoStream), target, vf_seek_flag_backward())
+        if result < 0 {
+            let global = Int64((seconds + file.info.startTime) * Double(vf_time_base()))
+            result = av_seek_frame(file.context, -1, global, vf_seek_flag_backward())
+        }
+        file.interrupt.disarm()
+        guard result >= 0 else {
+            throw MediaError.ffmpeg(result, operation: "seek", item: item, interrupt: file.interrupt)
+        }
+        video.flush()
+        audio?.flush()
+    }
+
+    /// Reads every packet (or those of the window), decodes, filters, encodes and muxes; then drains everything.
+    private func pump() throws {
+        guard let packet = Packet() else {
+            throw MediaError(.limitExceeded, operation: "transcode", item: item, message: "out of memory")
+        }
+        while !(videoDone && audioDone) {
+            let read: PacketRead
+            do {
+                read = try file.readPacket(into: packet.raw)
+            } catch let error as MediaError where error.kind == .io && video.framesDecoded > 0 {
+                // Like the ffmpeg CLI: a read error after frames were decoded ends the input.
+                read = .endOfFile
+            }
+            if read == .endOfFile { break }
+            let index = Int(packet.raw.pointee.stream_index)
+            if index == video.streamIndex, !videoDone {
+                try decode(video, packet.raw)
+            } else if let audio, index == audio.streamIndex, !audioDone {
+                try decode(audio, packet.raw)
+            }
+            av_packet_unref(packet.raw)
+        }
+        if !videoDone { try decode(video, nil) }
+        if let audio, !audioDone { try decode(audio, nil) }
+        try finishVideo()
+        try finishAudio()
+    }
+
+    private func decode(_ decoder: StreamDecoder, _ packet: UnsafeMutablePointer<AVPacket>?) throws {
+        var accepted = try decoder.send(packet)
+        while true {
+            switch try decoder.receive() {
+            case .output(let frame):
+                if decoder.isVideo { try videoFrame(frame) } else { try audioFrame(frame) }
+            case .needsInput, .ended:
+                if !accepted {
+                    accepted = try decoder.send(packet)
+                    continue
+                }
+                return
+            }
+        }
+    }
+
+    // MARK: Video
+
+    private func videoFrame(_ frame: Frame) throws {
+        if videoDone { return }
+        let raw = frame.raw
+        let ts = raw.pointee.best_effort_timestamp != vf_nopts_value() ? raw.pointee.best_effort_timestamp
+            : raw.pointee.pts
+        let tb = video.timeBase
+        let pts = ts == vf_nopts_value() ? Int64(video.framesDecoded - 1) : ts - videoOrigin
+        raw.pointee.pts = pts
+        let seconds = Double(pts) * Double(tb.num) / Double(max(tb.den, 1))
+        if let window {
+            if seconds < window.start - 0.0005 { return }
+            if seconds >= window.end - 0.0005 {
+                videoDone = true
+                return
+            }
+        }
+        if graph == nil {
+            guard let first = held else {
+                held = frame
+                return
+            }
+            try configure(first: first.raw, still: false)
+            held = nil
+            try filter(first.raw)
+        }
+        try filter(raw)
+    }
+
+    private func finishVideo() throws {
+        if graph == nil, let first = held {
+            // One picture in the whole stream: a still, shown for the still duration.
+            still = true
+            try configure(first: first.raw, still: true)
+            let count = max(1, Int((settings.stillSeconds * Double(settings.stillFrameRate)).rounded()))
+            let total = window.map { w in min(count, Int((w.end * Double(settings.stillFrameRate)).rounded())) } ?? count
+            let start = window.map { Int(($0.start * Double(settings.stillFrameRate)).rounded()) } ?? 0
+            for i in start..<max(start, total) {
+                guard let copy = first.clone() else { break }
+                copy.raw.pointee.pts = Int64(i)
+                try filter(copy.raw)
+            }
+            held = nil
+        }
+        guard let graph else {
+            if let failure = video.failureWithoutFrames { throw failure }
+            throw MediaError(.invalidData, operation: "decode", item: item, message: "no frame could be decoded")
+        }
+        try graph.push(nil)
+        try drainGraph(ending: true)
+        for output in outputs { try output.finishVideo() }
+        videoDone = true
+    }
+
+    private func filter(_ frame: UnsafeMutablePointer<AVFrame>) throws {
+        try file.throwIfCancelled("transcode")
+        frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
+        try graph?.push(frame)
+        try drainGraph(ending: false)
+    }
+
+    private func drainGraph(ending: Bool) throws {
+        guard let graph else { return }
+        for (i, output) in outputs.enumerated() {
+            pulling: while true {
+                switch try graph.pull(i) {
+                case .output(let frame): try output.encode(frame)
+                case .needsInput, .ended: break pulling
+                }
+            }
+        }
+    }
+
+    // MARK: Audio
+
+    private func audioFrame(_ frame: Frame) throws {
+        guard let converter, let audioEncoder, !audioDone else { return }
+        try converter.push(frame.raw)
+        while let chunk = try converter.pull(size: audioEncoder.frameSize, flushing: false) {
+            try audioPackets(audioEncoder.encode(chunk.raw))
+        }
+        if let window, let audio {
+            // Past the window's end: the audio of this segment is complete.
+            let ts = frame.raw.pointee.best_effort_timestamp
+            let tb = audio.timeBase
+            if ts != vf_nopts_value(),
+               Double(ts) * Double(tb.num) / Double(max(tb.den, 1)) - file.info.startTime >= window.end + 0.1 {
+                try finishAudio()
+            }
+        }
+    }
+
+    private func finishAudio() throws {
+        guard !audioDone || (converter != nil && audioEncoder != nil && !finishedAudio) else { return }
+        guard let converter, let audioEncoder, !finishedAudio else {
+            audioDone = true
+            return
+        }
+        finishedAudio = true
+        try converter.push(nil)
+        while let chunk = try converter.pull(size: audioEncoder.frameSize, flushing: true) {
+            try audioPackets(audioEncoder.encode(chunk.raw))
+        }
+        try audioPackets(audioEncoder.encode(nil))
+        audioDone = true
+        if outputs.isEmpty { return }
+        for output in outputs { try output.finishAudio() }
+    }
+
+    private var finishedAudio = false
+
+    private func audioPackets(_ packets: [Packet]) throws {
+        guard !packets.isEmpty else { return }
+        if outputs.isEmpty {
+            queuedAudio += packets
+            return
+        }
+        for packet in packets {
+            for output in outputs { try output.audio(packet) }
+        }
+    }
+
+    // MARK: Setting up
+
+    private func configure(first: UnsafeMutablePointer<AVFrame>, still: Bool) throws {
+        let stream = file.stream(at: plan.videoStream)
+        let info = file.info.streams.first { $0.index == plan.videoStream }!
+        var timeBase = video.timeBase
+        var frameRate = stream.pointee.avg_frame_rate
+        if still {
+            timeBase = AVRational(num: 1, den: Int32(settings.stillFrameRate))
+            frameRate = AVRational(num: Int32(settings.stillFrameRate), den: 1)
+        }
+        // Branches: the renditions, then the preview's MP4 and WebP.
+        var branches: [String] = []
+        for r in rungs {
+            let rung = plan.renditions[r]
+            branches.append(Pipeline.branch(width: rung.width, height: rung.height, orientation: info.orientation,
+                                            adjustment: settings.adjustment))
+        }
+        let preview = folder == nil ? nil : settings.preview
+        var description = "[in]" + prefilters(first: first, info: info, still: still)
+        if let preview {
+            let size = TranscodePlan.fit(Size(width: plan.displayWidth, height: plan.displayHeight), in: preview.box)
+            let shaped = Pipeline.branch(width: size.width, height: size.height, orientation: info.orientation,
+                                         adjustment: settings.adjustment)
+            branches.append("trim=end=\(preview.seconds)," + shaped)
+            branches.append("trim=end=\(preview.seconds),fps=\(preview.webpFrameRate)," + shaped)
+        }
+        if branches.count == 1 {
+            description += "," + branches[0] + "[out0]"
+        } else {
+            description += ",split=\(branches.count)" + branches.indices.map { "[s\($0)]" }.joined() + ";"
+            description += branches.enumerated().map { "[s\($0.offset)]\($0.element)[out\($0.offset)]" }
+                .joined(separator: ";")
+        }
+        let graph = try FilterGraph(description, input: first, timeBase: timeBase, frameRate: frameRate,
+                                    outputs: branches.count, threads: settings.threads, item: item)
+        self.graph = graph
+        var made: [Output] = []
+        for (i, r) in rungs.enumerated() {
+            made.append(try makeRendition(graph: graph, sink: i, rung: plan.renditions[r], sourceRate: frameRate))
+        }
+        if let preview, let folder {
+            let mp4Sink = rungs.count, webpSink = rungs.count + 1
+            let size = graph.size(of: mp4Sink)
+            let encoder = try VideoEncoder(width: size.width, height: size.height, timeBase: graph.timeBase(of: mp4Sink),
+                                           frameRate: Pipeline.rate(graph.frameRate(of: mp4Sink), or: frameRate),
+                                           encoding: settings.video,
+                                           maxBitrate: Int(Double(size.width * size.height) * settings.maxBitsPerPixel),
+                                           globalHeader: true, item: item)
+            let path = folder.appendingPathComponent("preview.mp4").path
+            let temp = temporary(for: path)
+            let writer = try MediaWriter(.file(temp, format: "mp4", options: ["movflags": "+faststart"]), item: item)
+            let stream = try writer.addStream(from: encoder.context)
+            try writer.begin()
+            made.append(Output(kind: .preview(path), encoder: .h264(encoder), mp4: writer, mp4Path: path, mp4Temporary: temp,
+                               videoStream: stream, audioStream: nil, cutter: nil, segmentSeconds: nil,
+                               timeBase: graph.timeBase(of: mp4Sink), name: "preview"))
+            let webpSize = graph.size(of: webpSink)
+            let webpTimeBase = graph.timeBase(of: webpSink)
+            let webp = try WebPEncoder(width: webpSize.width, height: webpSize.height, timeBase: webpTimeBase,
+                                       quality: preview.webpQuality, item: item)
+            let webpPath = folder.appendingPathComponent("preview.webp").path
+            let webpTemp = temporary(for: webpPath)
+            let webpWriter = try MediaWriter(.file(webpTemp, format: "webp", options: ["loop": "0"]), item: item)
+            let webpStream = try webpWriter.addStream(from: webp.context)
+            try webpWriter.begin()
+            made.append(Output(kind: .preview(webpPath), encoder: .webp(webp), mp4: webpWriter, mp4Path: webpPath,
+                               mp4Temporary: webpTemp,
+                               videoStream: webpStream, audioStream: nil, cutter: nil, segmentSeconds: nil,
+                               timeBase: webpTimeBase, name: "preview-webp"))
+        }
+        outputs = made
+        for packet in queuedAudio {
+            for output in outputs { try output.audio(packet) }
+        }
+        queuedAudio = []
+    }
+
+    private func makeRendition(graph: FilterGraph, sink: Int, rung: TranscodePlan.Rendition,
+                               sourceRate: AVRational) throws -> Output {
+        let size = graph.size(of: sink)
+        let timeBase = graph.timeBase(of: sink)
+        let encoder = try VideoEncoder(width: size.width, height: size.height, timeBase: timeBase,
+                                       frameRate: Pipeline.rate(graph.frameRate(of: sink), or: sourceRate),
+                                       encoding: settings.video, maxBitrate: rung.maxBitrate, globalHeader: true,
+                                       item: item)
+        var mp4: MediaWriter? = nil
+        var mp4Path: String? = nil
+        var mp4Temporary: String? = nil
+        var videoStream = 0
+        var audioStream: Int? = nil
+        if let folder, settings.makesMP4 {
+            let path = folder.appendingPathComponent(rung.name + ".mp4").path
+            let temp = temporary(for: path)
+            let writer = try MediaWriter(.file(temp, format: "mp4", options: ["movflags": "+faststart"]), item: item)
+            mp4Temporary = temp
+            videoStream = try writer.addStream(from: encoder.context)
+            if let audioEncoder { audioStream = try writer.addStream(from: audioEncoder.context) }
+            try writer.begin()
+            mp4 = writer
+            mp4Path = path
+        }
+        var cutter: SegmentCutter? = nil
+        let output = Output(kind: .rendition(rung), encoder: .h264(encoder), mp4: mp4, mp4Path: mp4Path,
+                            mp4Temporary: mp4Temporary, videoStream: videoStream, audioStream: audioStream, cutter: nil,
+                            segmentSeconds: plan.segmentSeconds, timeBase: timeBase, name: rung.name)
+        if window != nil || settings.makesSegments {
+            let writer = try MediaWriter(.fragments(options: ["movflags": "frag_custom+dash+delay_moov"
+                                                                + (window.map { $0.index > 0 } == true ? "+frag_discont" : "")]),
+                                         item: item)
+            let v = try writer.addStream(from: encoder.context)
+            let a = try audioEncoder.map { try writer.addStream(from: $0.context) }
+            try writer.begin()
+            let segmentFolder = folder?.appendingPathComponent(rung.name)
+            if let segmentFolder {
+                do {
+                    try FileManager.default.createDirectory(at: segmentFolder, withIntermediateDirectories: true)
+                } catch {
+                    throw MediaError(.io, operation: "create folder", item: segmentFolder.path,
+                                     message: error.localizedDescription)
+                }
+            }
+            cutter = SegmentCutter(writer: writer, videoStream: v, audioStream: a, seconds: plan.segmentSeconds,
+                                   only: window?.index) { [unowned self, unowned output] segment in
+                try self.store(segment, of: output, in: segmentFolder)
+            }
+            output.cutter = cutter
+        }
+        return output
+    }
+
+    private func store(_ segment: SegmentCutter.Segment, of output: Output, in folder: URL?) throws {
+        let bits = Double(segment.bytes.count * 8)
+        output.segments.append((segment.index, segment.start, segment.end, segment.bytes.count))
+        output.peakBandwidth = max(output.peakBandwidth, Int(bits / max(segment.end - segment.start, 0.1)))
+        guard let folder else {
+            onDemand = TranscodedSegment(index: segment.index, initialization: output.cutter?.initialization ?? [],
+                                         media: segment.bytes, start: segment.start,
+                                         duration: segment.end - segment.start, frames: segment.frames, codecs: "")
+            return
+        }
+        if output.segments.count == 1, let initialization = output.cutter?.initialization {
+            try AtomicFile.write(initialization, to: folder.appendingPathComponent("init.mp4").path)
+        }
+        try AtomicFile.write(segment.bytes, to: folder.appendingPathComponent("seg-\(segment.index).m4s").path)
+    }
+
+    /// The filters before the split: deinterlace, tone map, frame-rate cap.
+    private func prefilters(first: UnsafeMutablePointer<AVFrame>, info: StreamInfo, still: Bool) -> String {
+        var chain: [String] = []
+        let order = file.stream(at: plan.videoStream).pointee.codecpar.pointee.field_order
+        let interlacedStream = order == AV_FIELD_TT || order == AV_FIELD_BB || order == AV_FIELD_TB
+            || order == AV_FIELD_BT
+        if settings.deinterlaces, !still, vf_frame_is_interlaced(first) != 0 || interlacedStream {
+            chain.append("bwdif=mode=send_frame:parity=auto:deint=interlaced")
+            deinterlaced = true
+        }
+        let trc = first.pointee.color_trc
+        if settings.toneMapsHDR, trc == AVCOL_TRC_SMPTE2084 || trc == AVCOL_TRC_ARIB_STD_B67 {
+            var input = "tin=" + (trc == AVCOL_TRC_SMPTE2084 ? "smpte2084" : "arib-std-b67")
+            if first.pointee.color_primaries == AVCOL_PRI_UNSPECIFIED { input += ":pin=bt2020" }
+            if first.pointee.colorspace == AVCOL_SPC_UNSPECIFIED { input += ":min=bt2020nc" }
+            if first.pointee.color_range == AVCOL_RANGE_UNSPECIFIED { input += ":rin=tv" }
+            chain.append("zscale=\(input):t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,"
+                + "tonemap=tonemap=hable:desat=0,zscale=t=bt709:m=bt709:r=tv,format=yuv420p")
+            toneMapped = true
+        }
+        if !still, let fps = info.averageFrameRate.value, fps > settings.maxFrameRate + 0.01 {
+            chain.append("fps=fps=\(settings.maxFrameRate)")
+        }
+        return chain.isEmpty ? "null" : chain.joined(separator: ",")
+    }
+
+    /// One branch after the split: scale to the rendition's size in the stored orientation, 8-bit 4:2:0 BT.709
+    /// limited range, adjust, turn upright, square pixels.
+    static func branch(width: Int, height: Int, orientation: Orientation, adjustment: PictureAdjustment) -> String {
+        let (w, h) = orientation.swapsAxes ? (height, width) : (width, height)
+        var filters = ["scale=w=\(w):h=\(h):flags=bicubic:out_color_matrix=bt709:out_range=tv", "format=yuv420p"]
+        if !adjustment.isIdentity {
+            filters.append("eq=brightness=\(adjustment.brightness):contrast=\(adjustment.contrast)"
+                + ":saturation=\(adjustment.saturation)")
+        }
+        if orientation.mirrored { filters.append("hflip") }
+        switch orientation.rotation {
+        case 90: filters.append("transpose=clock")
+        case 180: filters.append("hflip,vflip")
+        case 270: filters.append("transpose=cclock")
+        default: break
+        }
+        filters.append("setsar=1")
+        return filters.joined(separator: ",")
+    }
+
+    static func rate(_ rate: AVRational, or fallback: AVRational) -> AVRational {
+        if rate.num > 0 && rate.den > 0 { return rate }
+        if fallback.num > 0 && fallback.den > 0 { return fallback }
+        return AVRational(num: 30, den: 1)
+    }
+
+    private func temporary(for path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        let temp = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        temporaries.append(temp)
+        return temp
+    }
+
+    // MARK: Finishing
+
+    private func report() throws -> TranscodeReport {
+        guard let folder else { throw MediaError(.invalidArgument, operation: "transcode", item: item, message: "no folder") }
+        var renditions: [TranscodeReport.Rendition] = []
+        var previewMP4: String? = nil, previewWebP: String? = nil
+        let audioCodec = plan.hasAudio ? "," + CodecString.aacLC : ""
+        for output in outputs {
+            // Rename each finished file into place.
+            if let temp = output.mp4Temporary, let path = output.mp4Path {
+                guard rename(temp, path) == 0 else {
+                    throw MediaError(.io, operation: "write", item: path, message: String(cString: strerror(errno)))
+                }
+                temporaries.removeAll { $0 == temp }
+            }
+            switch output.kind {
+            case .preview(let path):
+                if path.hasSuffix(".webp") { previewWebP = "preview.webp" } else { previewMP4 = "preview.mp4" }
+            case .rendition(let rung):
+                var playlist: String? = nil, initSegment: String? = nil
+                var names: [String] = [], durations: [Double] = []
+                let sorted = output.segments.sorted { $0.index < $1.index }
+                for (n, s) in sorted.enumerated() {
+                    names.append("\(rung.name)/seg-\(s.index).m4s")
+                    let next = n + 1 < sorted.count ? sorted[n + 1].start : s.end
+                    durations.append(max(0.001, next - s.start))
+                }
+                if !sorted.isEmpty {
+                    initSegment = "\(rung.name)/init.mp4"
+                    playlist = "\(rung.name)/index.m3u8"
+                    let text = HLSPlaylist.media(initSegment: "init.mp4", segments: sorted.enumerated().map {
+                        ("seg-\($0.element.index).m4s", durations[$0.offset])
+                    })
+                    try AtomicFile.write(Array(text.utf8), to: folder.appendingPathComponent(playlist!).path)
+                }
+                let first = output.firstTime ?? 0
+                let duration = max(0, (output.lastEnd ?? first) - first)
+                let totalBytes = output.segments.reduce(0) { $0 + $1.bytes }
+                let mp4Bytes = output.mp4Path.flatMap {
+                    (try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? NSNumber)?.intValue
+                }
+                let bytes = totalBytes > 0 ? totalBytes : (mp4Bytes ?? 0)
+                let average = duration > 0 ? Int(Double(bytes * 8) / duration) : 0
+                renditions.append(TranscodeReport.Rendition(
+                    name: rung.name, width: output.width, height: output.height,
+                    mp4: output.mp4Path.map { _ in rung.name + ".mp4" }, playlist: playlist,
+                    initSegment: initSegment, segments: names, segmentDurations: durations,
+                    bandwidth: max(output.peakBandwidth, average), averageBandwidth: average, duration: duration,
+                    frames: output.frames, codecs: output.codecString + audioCodec))
+            }
+        }
+        var master: String? = nil
+        if renditions.contains(where: { $0.playlist != nil }) {
+            let text = HLSPlaylist.multivariant(renditions.compactMap { r in
+                r.playlist.map { ($0, r.bandwidth, r.averageBandwidth, r.width, r.height, r.codecs) }
+            })
+            try AtomicFile.write(Array(text.utf8), to: folder.appendingPathComponent("master.m3u8").path)
+            master = "master.m3u8"
+        }
+        return TranscodeReport(renditions: renditions, masterPlaylist: master, previewMP4: previewMP4,
+                               previewWebP: previewWebP, hasAudio: plan.hasAudio, wasStill: still,
+                               deinterlaced: deinterlaced, toneMapped: toneMapped, sourceFrames: video.framesDecoded)
+    }
+}
+
+/// One output branch of the graph: an encoder and where its packets go.
+private final class Output {
+    enum Kind {
+        case rendition(TranscodePlan.Rendition)
+        case preview(String)
+    }
+
+    enum Encoder {
+        case h264(VideoEncoder)
+        case webp(WebPEncoder)
+    }
+
+    let kind: Kind
+    let encoder: Encoder
+    let mp4: MediaWriter?
+    let mp4Path: String?
+    let mp4Temporary: String?
+    let videoStream: Int
+    let audioStream: Int?
+    var cutter: SegmentCutter?
+    let segmentSeconds: Double?
+    let timeBase: AVRational
+    let name: String
+    var frames = 0
+    var lastPTS: Int64? = nil
+    /// Frame durations by timestamp until their packets come out; the last gap between frames.
+    private var durations: [Int64: Int64] = [:]
+    private var lastGap: Int64 = 1
+    var nextBoundary = 0.0
+    var firstTime: Double? = nil
+    var lastEnd: Double? = nil
+    var segments: [(index: Int, start: Double, end: Double, bytes: Int)] = []
+    var peakBandwidth = 0
+    var width = 0
+    var height = 0
+    private var videoFinished = false
+
+    init(kind: Kind, encoder: Encoder, mp4: MediaWriter?, mp4Path: String?, mp4Temporary: String?, videoStream: Int,
+         audioStream: Int?,
+         cutter: SegmentCutter?, segmentSeconds: Double?, timeBase: AVRational, name: String) {
+        self.kind = kind
+        self.encoder = encoder
+        self.mp4 = mp4
+        self.mp4Path = mp4Path
+        self.mp4Temporary = mp4Temporary
+        self.videoStream = videoStream
+        self.audioStream = audioStream
+        self.cutter = cutter
+        self.segmentSeconds = segmentSeconds
+        self.timeBase = timeBase
+        self.name = name
+    }
+
+    var codecString: String {
+        if case .h264(let e) = encoder { return e.codecString }
+        return "webp"
+    }
+
+    func codecs(hasAudio: Bool) -> String { codecString + (hasAudio ? "," + CodecString.aacLC : "") }
+
+    private var seconds: Double { Double(timeBase.num) / Double(max(timeBase.den, 1)) }
+
+    func encode(_ frame: Frame) throws {
+        let raw = frame.raw
+        let pts = raw.pointee.pts
+        if let lastPTS, pts <= lastPTS { return }   // x264 needs rising timestamps; a duplicate is dropped
+        // Packet durations: the frame's own, else the gap to the next frame (known by the time the encoder gives
+        // the packet out), else the last gap. The muxers give the last sample its duration from it.
+        let own = vf_frame_duration(raw)
+        if let lastPTS { durations[lastPTS] = pts - lastPTS; lastGap = pts - lastPTS }
+        durations[pts] = own > 0 ? own : lastGap
+        lastPTS = pts
+        width = Int(raw.pointee.width)
+        height = Int(raw.pointee.height)
+        let time = Double(pts) * seconds
+        if firstTime == nil { firstTime = time }
+        raw.pointee.pict_type = AV_PICTURE_TYPE_NONE
+        if let s = segmentSeconds, frames == 0 || time >= nextBoundary - 1e-4 {
+            raw.pointee.pict_type = AV_PICTURE_TYPE_I
+            nextBoundary = (((time + 1e-4) / s).rounded(.down) + 1) * s
+        }
+        frames += 1
+        let end = time + Double(durations[pts] ?? 0) * seconds
+        lastEnd = max(lastEnd ?? end, end)
+        try deliver(encodeRaw(raw))
+    }
+
+    private func encodeRaw(_ frame: UnsafeMutablePointer<AVFrame>?) throws -> [Packet] {
+        switch encoder {
+        case .h264(let e): try e.encode(frame)
+        case .webp(let e): try e.encode(frame)
+        }
+    }
+
+    private func deliver(_ packets: [Packet]) throws {
+        for packet in packets {
+            if packet.raw.pointee.duration <= 0 {
+                packet.raw.pointee.duration = durations[packet.pts] ?? lastGap
+            }
+            durations[packet.pts] = nil
+            let time = Double(packet.pts) * seconds
+            let duration = Double(max(packet.raw.pointee.duration, 0)) * seconds
+            if let end = lastEnd, duration == 0, time >= end { lastEnd = time }
+            if let cutter, let copy = packet.clone() {
+                try cutter.addVideo(copy, time: time, duration: duration)
+            }
+            if let mp4 { try mp4.write(packet, stream: videoStream, interleaved: true) }
+        }
+    }
+
+    func audio(_ packet: Packet) throws {
+        let tb = packet.raw.pointee.time_base
+        let time = Double(packet.pts) * Double(tb.num) / Double(max(tb.den, 1))
+        if let mp4, let audioStream, let copy = packet.clone() {
+            try mp4.write(copy, stream: audioStream, interleaved: true)
+        }
+        if let cutter, let copy = packet.clone() { try cutter.addAudio(copy, time: time) }
+    }
+
+    func finishVideo() throws {
+        guard !videoFinished else { return }
+        videoFinished = true
+        try deliver(encodeRaw(nil))
+        try cutter?.endVideo()
+        if audioStream == nil || cutter == nil { try finishIfDone(audioEnded: audioStream == nil) }
+    }
+
+    private var audioEnded = false
+
+    func finishAudio() throws {
+        audioEnded = true
+        try cutter?.endAudio()
+        try finishIfDone(audioEnded: true)
+    }
+
+    private func finishIfDone(audioEnded: Bool) throws {
+        guard videoFinished, audioEnded || audioStream == nil else { return }
+        try mp4?.finish()
+    }
+}

@@ -1,0 +1,64 @@
+import ArgumentParser
+import Feed
+import Foundation
+
+/// What the batch commands (`thumbs`, `transcode`) share: reading the whole listing before the output folder is
+/// touched, and which shard this run is.
+enum BatchCommandSupport {
+    /// The most pages a listing may have: 100,000 (tens of millions of items at the APIs' page sizes).
+    static let maxPages = 100_000
+
+    /// Loads every page of the listing, or exits 2 naming why (nothing in the output folder changed yet).
+    static func loadListing(_ source: FeedSourceOptions, format: FeedFormat?, command: String) throws -> FeedPage {
+        switch BlockingTask.run({
+            try await source.makeLoader(format: format, for: .batch).loadAll(maxPages: maxPages)
+        }) {
+        case .success(let loaded) where loaded.nextCursor != nil:
+            // A listing cut short would make every item past the cut look gone, and their outputs be removed.
+            Console.error("\(command): the listing has more than \(maxPages) pages; refusing to treat the rest as "
+                          + "gone; nothing in the output folder was changed")
+            throw ExitCode(ExitStatus.couldNotRun)
+        case .success(let loaded):
+            for warning in loaded.warnings { Console.warning("\(command): \(warning)") }
+            for skipped in loaded.skipped {
+                Console.error("\(command): skipped feed entry: \(Console.safe(skipped.description))")
+            }
+            return loaded
+        case .failure(let error):
+            Console.error("\(command): cannot read the feed: \(Console.describe(error)); nothing in the output "
+                          + "folder was changed")
+            throw ExitCode(ExitStatus.couldNotRun)
+        }
+    }
+
+    /// `--shard`, else an index from the environment (`$JOB_COMPLETION_INDEX`, `$SLURM_ARRAY_TASK_ID`) with
+    /// `--shard-count` (or `$SLURM_ARRAY_TASK_COUNT`), else the whole feed.
+    static func shard(_ text: String?, count: Int?) throws -> Shard {
+        if let text {
+            guard let parsed = Shard(parsing: text) else {
+                throw ValidationError("--shard takes i/n with 0 <= i < n <= \(Shard.maxCount), e.g. 2/8.")
+            }
+            return parsed
+        }
+        let env = ProcessInfo.processInfo.environment
+        let count = count ?? env["SLURM_ARRAY_TASK_COUNT"].flatMap { Int($0) }
+        guard let count, count > 1 else { return .all }
+        guard let index = (env["JOB_COMPLETION_INDEX"] ?? env["SLURM_ARRAY_TASK_ID"]).flatMap({ Int($0) }),
+              let parsed = Shard(index: index, count: count) else {
+            throw ValidationError("--shard-count needs $JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID in 0..<count.")
+        }
+        return parsed
+    }
+
+    /// Whether the gone items' outputs may be removed, and the ids kept anyway: an invalid entry whose id is known
+    /// keeps that id's outputs (it is still in the listing, only broken); one whose id could not be read might be
+    /// any item of the last run, so then nothing gone is removed. A folder's entries are named by path: their id
+    /// is the path without its extension.
+    static func removal(_ page: FeedPage, allowEmptyFeed: Bool) -> (removesGone: Bool, keptIDs: Set<String>) {
+        let removes = allowEmptyFeed || !page.skipped.contains { $0.id == nil }
+        let kept: Set<String> = allowEmptyFeed ? [] : Set(page.skipped.compactMap(\.id).flatMap {
+            [$0, ($0 as NSString).deletingPathExtension]
+        })
+        return (removes, kept)
+    }
+}

@@ -1,0 +1,276 @@
+import ArgumentParser
+import Feed
+import Foundation
+import Media
+import Transcoding
+
+/// `videofeed transcode`: the feed renditions of every item of a feed (`run`, the default), or one segment of one
+/// item on demand (`segment`).
+struct TranscodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "transcode",
+        abstract: "Feed renditions (fast-start MP4, CMAF segments, HLS) and card previews for every item of a feed.",
+        subcommands: [TranscodeRunCommand.self, TranscodeSegmentCommand.self],
+        defaultSubcommand: TranscodeRunCommand.self
+    )
+}
+
+/// The rendition options `run` and `segment` share.
+struct RenditionOptions: ParsableArguments {
+    @Option(help: "The boxes renditions are fitted into, largest first (never upscaled).")
+    var ladder: String = "720x1280,540x960,360x640"
+
+    @Option(help: "Segment length in seconds (a keyframe at every multiple), 0.5-60.")
+    var segment: Double = 2
+
+    @Option(help: "x264 constant rate factor, 0-51.")
+    var crf: Double = 23
+
+    @Option(help: "x264 preset: ultrafast ... placebo.")
+    var preset: String = "veryfast"
+
+    @Option(help: "x264 threads per encoder; 0 lets x264 choose.")
+    var threads: Int = 0
+
+    @Option(help: "Frame-rate cap (frames per second).")
+    var maxFps: Double = 60
+
+    @Option(help: "AAC bit rate in kb/s.")
+    var audioKbps: Int = 128
+
+    @Option(help: "Seconds a still picture lasts as a video.")
+    var stillSeconds: Double = 3
+
+    @Option(help: "Brightness -1..1 (eq).")
+    var brightness: Double = 0
+
+    @Option(help: "Contrast -10..10 (eq).")
+    var contrast: Double = 1
+
+    @Option(help: "Saturation 0..3 (eq).")
+    var saturation: Double = 1
+
+    @Flag(help: "Keep HDR as it is instead of tone-mapping it to SDR BT.709.")
+    var noToneMap = false
+
+    @Flag(help: "Do not deinterlace frames flagged interlaced.")
+    var noDeinterlace = false
+
+    func validate() throws {
+        guard let boxes = Self.boxes(ladder), !boxes.isEmpty, boxes.count <= 8 else {
+            throw ValidationError("--ladder takes 1-8 sizes WxH (16-8192 each side), e.g. 720x1280,360x640.")
+        }
+        guard segment >= 0.5, segment <= 60 else { throw ValidationError("--segment must be 0.5-60 seconds.") }
+        guard crf >= 0, crf <= 51 else { throw ValidationError("--crf must be 0-51.") }
+        guard VideoEncoding.presets.contains(preset) else {
+            throw ValidationError("--preset takes \(VideoEncoding.presets.joined(separator: ", ")).")
+        }
+        guard (0...NumberRules.maxThreads).contains(threads) else {
+            throw ValidationError("--threads must be from 0 to \(NumberRules.maxThreads).")
+        }
+        guard maxFps >= 1, maxFps <= 240 else { throw ValidationError("--max-fps must be 1-240.") }
+        guard (16...512).contains(audioKbps) else { throw ValidationError("--audio-kbps must be 16-512.") }
+        guard stillSeconds >= 0.1, stillSeconds <= 60 else { throw ValidationError("--still-seconds must be 0.1-60.") }
+        guard (-1...1).contains(brightness), (-10...10).contains(contrast), (0...3).contains(saturation) else {
+            throw ValidationError("--brightness takes -1..1, --contrast -10..10, --saturation 0..3.")
+        }
+    }
+
+    static func boxes(_ text: String) -> [Size]? {
+        let sizes = text.split(separator: ",").map { Size(parsing: String($0)) }
+        guard sizes.allSatisfy({ $0 != nil }) else { return nil }
+        let boxes = sizes.compactMap { $0 }
+        guard boxes.allSatisfy({ (16...8192).contains($0.width) && (16...8192).contains($0.height) }) else {
+            return nil
+        }
+        return boxes
+    }
+
+    var settings: TranscodeSettings {
+        var s = TranscodeSettings()
+        s.ladder = Self.boxes(ladder) ?? s.ladder
+        s.segmentSeconds = segment
+        s.video = VideoEncoding(crf: crf, preset: preset, threads: threads)
+        s.maxFrameRate = maxFps
+        s.audioBitrate = audioKbps * 1000
+        s.stillSeconds = stillSeconds
+        s.adjustment = PictureAdjustment(brightness: brightness, contrast: contrast, saturation: saturation)
+        s.toneMapsHDR = !noToneMap
+        s.deinterlaces = !noDeinterlace
+        return s
+    }
+}
+
+/// `videofeed transcode [SOURCE] --out DIR …`.
+struct TranscodeRunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Transcode every item of a feed into feed renditions (the default subcommand).",
+        discussion: """
+            Writes OUT/<public_id>.<version>/ per item — <box>.mp4 (fast start), <box>/init.mp4, <box>/seg-<k>.m4s and \
+            <box>/index.m3u8 (CMAF + HLS), master.m3u8, preview.mp4 and preview.webp — and one JSON record per item \
+            in OUT/renditions.jsonl (OUT/renditions-<i>-of-<n>.jsonl for a shard). <version> is a digest of the \
+            source version and the settings, so every file is immutable. Unchanged items are skipped; items gone \
+            from the feed are removed. The exit status is 1 if any item failed. The shard index defaults to \
+            $JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID, the count to $SLURM_ARRAY_TASK_COUNT.
+            """
+    )
+
+    @OptionGroup var feedSource: FeedSourceOptions
+    @OptionGroup var policy: MediaPolicyOptions
+    @OptionGroup var rendition: RenditionOptions
+
+    @Option(help: "The listing's shape: manifest, cloudinary, pexels or imagefeed. Default: detected.")
+    var feedFormat: FeedFormatOption?
+
+    @Option(help: "Output folder.")
+    var out: String
+
+    @Option(help: "Preview clip length in seconds (0: no preview).")
+    var previewSeconds: Double = 3
+
+    @Flag(help: "Make no fast-start MP4s (segments and playlists only).")
+    var noMp4 = false
+
+    @Flag(help: "Make no segments or playlists (fast-start MP4s only).")
+    var noSegments = false
+
+    @Option(help: "Items transcoded at the same time. Default: the number of cores.")
+    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(help: "Transcode only shard i of n (0-based), e.g. 2/8.")
+    var shard: String?
+
+    @Option(help: "Number of shards when the index comes from the environment.")
+    var shardCount: Int?
+
+    @Option(help: "Seconds one item may take before it is recorded as failed.")
+    var timeLimit: Double = 600
+
+    @Flag(help: "Redo every item, even unchanged ones.")
+    var force = false
+
+    @Flag(help: "Accept a feed with no valid item (and remove the outputs of every item not in it).")
+    var allowEmptyFeed = false
+
+    @Flag(help: "Print the summary as JSON.")
+    var json = false
+
+    @Flag(name: [.short, .long], help: "No progress output.")
+    var quiet = false
+
+    func validate() throws {
+        try NumberRules.count(jobs, "--jobs", max: NumberRules.maxThreads)
+        try NumberRules.timeLimit(timeLimit, "--time-limit")
+        guard previewSeconds >= 0, previewSeconds <= 60 else {
+            throw ValidationError("--preview-seconds must be 0-60.")
+        }
+        if noMp4 && noSegments { throw ValidationError("--no-mp4 and --no-segments together leave nothing to make.") }
+        _ = try BatchCommandSupport.shard(shard, count: shardCount)
+    }
+
+    func run() throws {
+        var settings = rendition.settings
+        settings.makesMP4 = !noMp4
+        settings.makesSegments = !noSegments
+        settings.preview = previewSeconds > 0 ? PreviewSettings(seconds: previewSeconds) : nil
+        let page = try BatchCommandSupport.loadListing(feedSource, format: feedFormat?.feedFormat, command: "transcode")
+        var configuration = TranscodeBatch.Configuration(
+            output: URL(fileURLWithPath: out), settings: settings, jobs: jobs, timeLimit: timeLimit, force: force,
+            shard: try BatchCommandSupport.shard(shard, count: shardCount))
+        configuration.openOptions = policy.applied(to: configuration.openOptions)
+        (configuration.removesGone, configuration.keptIDs) = BatchCommandSupport.removal(page,
+                                                                                     allowEmptyFeed: allowEmptyFeed)
+        if page.items.isEmpty && !allowEmptyFeed {
+            let previous = RenditionFile.read(URL(fileURLWithPath: out).appendingPathComponent(
+                RenditionFile.name(for: configuration.shard))).records.count
+            if previous > 0 {
+                Console.error("transcode: the feed has no valid items (\(page.skipped.count) entries skipped as "
+                              + "invalid); refusing to remove the \(previous) items of the last run "
+                              + "(--allow-empty-feed does); nothing in the output folder was changed")
+                throw ExitCode(ExitStatus.couldNotRun)
+            }
+        }
+        let batch = TranscodeBatch(feed: page.items, configuration: configuration)
+        let reporter = ProgressReporter(enabled: !quiet, label: "transcode")
+        let summary: TranscodeBatch.Summary
+        do {
+            summary = try batch.run { reporter.update($0) }
+        } catch {
+            reporter.finish()
+            Console.error("transcode: \(Console.describe(error))")
+            throw ExitCode(ExitStatus.couldNotRun)
+        }
+        reporter.finish()
+        for failure in summary.failures { Console.error("transcode: \(Console.safe(failure.description))") }
+        Console.out(json ? try Self.json(summary) : Self.line(summary, out: out))
+        if !summary.failures.isEmpty || !page.skipped.isEmpty { throw ExitCode(ExitStatus.someFailed) }
+    }
+
+    static func line(_ s: TranscodeBatch.Summary, out: String) -> String {
+        String(format: "transcode: %d items, %d transcoded, %d skipped, %d failed, %d removed, %.2f s; records in %@\n",
+               s.items, s.transcoded, s.skipped, s.failures.count, s.removed, s.elapsed,
+               (out as NSString).appendingPathComponent(s.recordFile.lastPathComponent))
+    }
+
+    static func json(_ s: TranscodeBatch.Summary) throws -> String {
+        let object: [String: Any] = [
+            "items": s.items, "transcoded": s.transcoded, "skipped": s.skipped, "failed": s.failures.count,
+            "removed": s.removed, "seconds": s.elapsed, "records": s.recordFile.path,
+            "failures": s.failures.map(\.description),
+        ]
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+}
+
+/// `videofeed transcode segment FILE --index K --out DIR`: one segment of one item, made alone, as a server makes
+/// it on demand.
+struct TranscodeSegmentCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "segment",
+        abstract: "Make media segment K of one rendition of one file alone (what a server does on demand).",
+        discussion: """
+            Writes DIR/init.mp4 and DIR/seg-<K>.m4s and prints the segment's start, duration, frames, codec string \
+            and milliseconds taken. Segment K covers [K*s, (K+1)*s) of the source, so it fits beside segments made \
+            by `transcode run` with the same settings.
+            """
+    )
+
+    @Argument(help: "A media file or URL.")
+    var file: String
+
+    @OptionGroup var policy: MediaPolicyOptions
+    @OptionGroup var rendition: RenditionOptions
+
+    @Option(help: "Segment number, from 0.")
+    var index: Int = 0
+
+    @Option(help: "Rendition number in the ladder (after small-source deduplication), from 0.")
+    var renditionIndex: Int = 0
+
+    @Option(help: "Output folder.")
+    var out: String
+
+    func run() throws {
+        let started = DispatchTime.now()
+        let media: MediaFile
+        let segment: TranscodedSegment
+        do {
+            let options = policy.applied(to: OpenOptions(streamInfo: .header))
+            media = try MediaFile(path: file, options: options)
+            segment = try Transcoder(file: media, settings: rendition.settings).segment(index, rendition: renditionIndex)
+            let folder = URL(fileURLWithPath: out)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try AtomicFile.write(segment.initialization, to: folder.appendingPathComponent("init.mp4").path)
+            try AtomicFile.write(segment.media, to: folder.appendingPathComponent("seg-\(index).m4s").path)
+        } catch {
+            Console.error("transcode segment: \(Console.describe(error))")
+            throw ExitCode(ExitStatus.couldNotRun)
+        }
+        let ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
+        Console.out(String(format: "segment %d: start %.3f s, duration %.3f s, %d frames, %@, %d bytes, %.1f ms\n",
+                           segment.index, segment.start, segment.duration, segment.frames, segment.codecs,
+                           segment.media.count, ms))
+    }
+}
