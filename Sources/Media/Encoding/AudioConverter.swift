@@ -5,8 +5,9 @@ import Foundation
 /// planar float stereo at the output rate (downmixing surround, upmixing mono), an `AVAudioFifo` cuts the result
 /// into frames of the encoder's size, numbered by sample count from the first sample kept.
 ///
-/// Samples before `start` seconds are dropped and the stream's first kept sample sits at its own time, so audio and
-/// video stay in step when one starts later than the other; samples at or after `end` are dropped.
+/// Output samples lie on a fixed grid of encoder frames, `gridOrigin + n·frameSize` (the audio stream's own start),
+/// so that audio cut at any point — a segment made on demand — is made of the same frames as the whole stream: the
+/// kept span starts at the first grid point at or after `start` seconds and ends at the first at or after `end`.
 final class AudioConverter {
     private var resampler: OpaquePointer? = nil
     private let fifo: OpaquePointer
@@ -14,9 +15,10 @@ final class AudioConverter {
     private var outputLayout = AVChannelLayout()
     private let item: String
     private let inputTimeBase: AVRational
-    private let startSeconds: Double
-    private let endSeconds: Double?
     private let origin: Int64
+    /// The first output sample kept and the first no longer kept (grid points), in 1/outputRate.
+    let startSample: Int64
+    private let endSample: Int64?
     /// Output samples produced so far (the pts of the next frame pulled, in 1/outputRate).
     private var nextPTS: Int64? = nil
     /// Samples still to drop before `start`.
@@ -25,15 +27,26 @@ final class AudioConverter {
 
     /// - Parameters:
     ///   - origin: the container's start in the input time base: subtracted from every timestamp.
+    ///   - gridOrigin: where the audio stream starts, in seconds from the container's start.
+    ///   - frameSize: the encoder's frame size in samples.
     ///   - start: the first time kept, in seconds from the container's start.
     ///   - end: the first time no longer kept, or nil for all.
-    init(outputRate: Int, inputTimeBase: AVRational, origin: Int64, start: Double, end: Double?, item: String) throws {
+    init(outputRate: Int, inputTimeBase: AVRational, origin: Int64, gridOrigin: Double, frameSize: Int,
+         start: Double, end: Double?, item: String) throws {
         self.outputRate = Int32(outputRate)
         self.item = item
         self.inputTimeBase = inputTimeBase
         self.origin = origin
-        self.startSeconds = start
-        self.endSeconds = end
+        let rate = Double(outputRate)
+        let grid = Int64((max(0, gridOrigin) * rate).rounded())
+        func gridPoint(_ seconds: Double) -> Int64 {
+            let sample = Int64((seconds * rate).rounded(.up))
+            if sample <= grid { return grid }
+            let n = (sample - grid + Int64(frameSize) - 1) / Int64(frameSize)
+            return grid + n * Int64(frameSize)
+        }
+        self.startSample = gridPoint(start)
+        self.endSample = end.map(gridPoint)
         av_channel_layout_default(&outputLayout, 2)
         guard let fifo = av_audio_fifo_alloc(AV_SAMPLE_FMT_FLTP, 2, 4096) else {
             throw MediaError(.limitExceeded, operation: "resample", item: item, message: "out of memory")
@@ -62,13 +75,12 @@ final class AudioConverter {
                 let ts = input.pointee.best_effort_timestamp != vf_nopts_value()
                     ? input.pointee.best_effort_timestamp : input.pointee.pts
                 let tb = Double(inputTimeBase.num) / Double(max(inputTimeBase.den, 1))
-                let first = ts == vf_nopts_value() ? startSeconds : Double(ts - origin) * tb
-                if first < startSeconds {
-                    toDrop = Int(((startSeconds - first) * Double(outputRate)).rounded())
-                    nextPTS = Int64((startSeconds * Double(outputRate)).rounded())
-                } else {
-                    nextPTS = Int64((first * Double(outputRate)).rounded())
-                }
+                let first = ts == vf_nopts_value() ? startSample
+                    : Int64((Double(ts - origin) * tb * Double(outputRate)).rounded())
+                // Samples before the span are dropped; a stream that starts a little late (less than a frame) is
+                // taken as starting on the grid, so every run numbers the same frames alike.
+                toDrop = Int(max(0, startSample - first))
+                nextPTS = first - startSample < 1024 ? startSample : first
             }
         } else if resampler == nil {
             return
@@ -96,9 +108,8 @@ final class AudioConverter {
             count -= dropped
             if count == 0 { return }
         }
-        if let endSeconds, let nextPTS {
+        if let limit = endSample, let nextPTS {
             let queued = nextPTS + Int64(av_audio_fifo_size(fifo))
-            let limit = Int64((endSeconds * Double(outputRate)).rounded())
             count = Int(max(0, min(Int64(count), limit - queued)))
             if count == 0 {
                 ended = true

@@ -40,6 +40,8 @@ public final class Transcoder {
         } catch {
             throw MediaError(.io, operation: "create folder", item: folder.path, message: "\(error.localizedDescription)")
         }
+        if used { try rewind() }
+        used = true
         let pipeline = try Pipeline(transcoder: self, rungs: Array(plan.renditions.indices), window: nil,
                                     folder: folder)
         return try pipeline.run()
@@ -60,9 +62,42 @@ public final class Transcoder {
                              message: "no segment \(index); this item has \(plan.segmentCount)")
         }
         let s = plan.segmentSeconds
+        if used { try rewind() }
+        used = true
         let pipeline = try Pipeline(transcoder: self, rungs: [rendition],
                                     window: (Double(index) * s, Double(index + 1) * s, index), folder: nil)
-        return try pipeline.runSegment()
+        var segment = try pipeline.runSegment()
+        if index > 0 {
+            // Cut mid-stream, the muxer writes its own edit lists; the rendition's one initialisation segment is
+            // segment 0's.
+            segment.initialization = try initialization(rendition: rendition)
+        }
+        return segment
+    }
+
+    /// The CMAF initialisation segment of rendition `rendition` — byte for byte the `init.mp4` that
+    /// ``run(into:)`` and ``segment(_:rendition:)`` make with the same settings — from the item's first frame alone.
+    /// - Throws: ``MediaError`` as ``segment(_:rendition:)`` does.
+    public func initialization(rendition: Int) throws -> [UInt8] {
+        guard plan.renditions.indices.contains(rendition) else {
+            throw MediaError(.invalidArgument, operation: "transcode", item: file.item,
+                             message: "no rendition \(rendition); this item has \(plan.renditions.count)")
+        }
+        if used { try rewind() }
+        used = true
+        let pipeline = try Pipeline(transcoder: self, rungs: [rendition], window: (0, 1e-4, 0), folder: nil)
+        pipeline.firstFrameOnly = true
+        return try pipeline.runSegment().initialization
+    }
+
+    /// Whether the file was read already (the next operation starts over from the beginning).
+    private var used = false
+
+    private func rewind() throws {
+        let start = file.context.pointee.start_time == vf_nopts_value() ? 0 : file.context.pointee.start_time
+        file.dropPendingPackets()
+        let result = avformat_seek_file(file.context, -1, Int64.min, start, start, 0)
+        guard result >= 0 else { throw MediaError.ffmpeg(result, operation: "seek", item: file.item) }
     }
 }
 
@@ -91,6 +126,9 @@ private final class Pipeline {
     var deinterlaced = false
     var toneMapped = false
     var onDemand: TranscodedSegment? = nil
+    /// Only the first few video frames (for the initialisation segment).
+    var firstFrameOnly = false
+    private var initFrames = 0
     var temporaries: [String] = []
 
     init(transcoder: Transcoder, rungs: [Int], window: (Double, Double, Int)?, folder: URL?) throws {
@@ -115,10 +153,16 @@ private final class Pipeline {
             let atb = audio.timeBase
             let origin = Int64((file.info.startTime * Double(atb.den) / Double(max(atb.num, 1))).rounded())
             let rate = Pipeline.outputRate(file.info.streams.first { $0.index == audio.streamIndex }?.sampleRate ?? 48000)
+            let encoder = try AudioEncoder(sampleRate: rate, bitRate: settings.audioBitrate, globalHeader: true,
+                                           item: item)
+            let audioStream = file.stream(at: audio.streamIndex)
+            let streamStart = audioStream.pointee.start_time == vf_nopts_value() ? origin
+                : audioStream.pointee.start_time
+            let gridOrigin = Double(streamStart - origin) * Double(atb.num) / Double(max(atb.den, 1))
             converter = try AudioConverter(outputRate: rate, inputTimeBase: atb, origin: origin,
+                                           gridOrigin: gridOrigin, frameSize: encoder.frameSize,
                                            start: window?.0 ?? 0, end: window?.1, item: item)
-            audioEncoder = try AudioEncoder(sampleRate: rate, bitRate: settings.audioBitrate, globalHeader: true,
-                                            item: item)
+            audioEncoder = encoder
         }
     }
 
@@ -223,12 +267,20 @@ private final class Pipeline {
         let pts = ts == vf_nopts_value() ? Int64(video.framesDecoded - 1) : ts - videoOrigin
         raw.pointee.pts = pts
         let seconds = Double(pts) * Double(tb.num) / Double(max(tb.den, 1))
-        if let window {
+        if let window, !firstFrameOnly {
             if seconds < window.start - 0.0005 { return }
             if seconds >= window.end - 0.0005 {
                 videoDone = true
                 return
             }
+        }
+        if firstFrameOnly {
+            // Enough frames for the encoder's reordering delay to show (the edit list depends on it).
+            if graph == nil { try configure(first: raw, still: plan.isStill) }
+            try filter(raw)
+            initFrames += 1
+            if initFrames >= 8 { videoDone = true }
+            return
         }
         if graph == nil {
             guard let first = held else {
@@ -243,6 +295,12 @@ private final class Pipeline {
     }
 
     private func finishVideo() throws {
+        if graph == nil, let first = held, window != nil, !plan.isStill {
+            // One frame of a video falls in this segment.
+            try configure(first: first.raw, still: false)
+            held = nil
+            try filter(first.raw)
+        }
         if graph == nil, let first = held {
             // One picture in the whole stream: a still, shown for the still duration.
             still = true
@@ -325,6 +383,11 @@ private final class Pipeline {
     private var finishedAudio = false
 
     private func audioPackets(_ packets: [Packet]) throws {
+        var packets = packets
+        if let window, window.index > 0, let start = converter?.startSample {
+            // A segment made alone starts with the encoder's priming frame, which the segment before holds already.
+            packets.removeAll { $0.pts < start }
+        }
         guard !packets.isEmpty else { return }
         if outputs.isEmpty {
             queuedAudio += packets
