@@ -68,3 +68,10 @@ public enum TestFixtures {
         return url
     }
 }
+
+extension TestFixtures {
+    /// A file of `Fixtures/transcode/` (made by its generate.sh).
+    public static func transcode(_ name: String) -> String {
+        folder.appendingPathComponent("transcode/\(name)").path
+    }
+}

@@ -1,0 +1,270 @@
+import Foundation
+import Media
+import TestSupport
+import Testing
+
+/// The feed rendition: shape, timing, colour, audio, segments; checked by decoding what the transcoder made.
+@Suite struct TranscodeTests {
+    /// One rung, no preview: the quickest settings that still exercise the whole chain.
+    static var single: TranscodeSettings {
+        var s = TranscodeSettings()
+        s.ladder = [Size(width: 720, height: 1280)]
+        s.preview = nil
+        return s
+    }
+
+    struct Decoded {
+        var info: MediaInfo
+        var frames: Int
+        var meanLuma: Double
+        /// From the first frame's timestamp to the end of the last frame, in seconds.
+        var span: Double
+    }
+
+    /// A frame's raw timestamp in seconds (not relative to the container's start).
+    static func stamp(_ frame: VideoFrame) -> Double {
+        Double(frame.timestamp ?? 0) * Double(frame.timeBase.numerator) / Double(max(frame.timeBase.denominator, 1))
+    }
+
+    /// Decodes every frame of the first video stream; the mean of the Y plane over all frames (8-bit output only).
+    static func decode(_ path: String) throws -> Decoded {
+        let file = try MediaFile(path: path)
+        let decoder = try VideoDecoder(file: file, options: DecoderOptions(threadCount: 1))
+        var frames = 0
+        var luma = 0.0
+        var first: Double? = nil, end = 0.0
+        while let frame = try decoder.nextFrame() {
+            frames += 1
+            first = first ?? stamp(frame)
+            end = max(end, stamp(frame) + (frame.duration ?? 0))
+            if frame.pixelFormatName == "yuv420p" {
+                let bytes = frame.packedBytes()
+                let count = frame.width * frame.height
+                luma += Double(bytes.prefix(count).reduce(0) { $0 + Int($1) }) / Double(count)
+            }
+        }
+        return Decoded(info: file.info, frames: frames, meanLuma: frames > 0 ? luma / Double(frames) : 0,
+                       span: end - (first ?? 0))
+    }
+
+    static func transcode(_ path: String, _ settings: TranscodeSettings = single) throws -> (URL, TranscodeReport) {
+        let out = try TestFixtures.temporaryFolder("transcode")
+        let report = try Transcoder(file: MediaFile(path: path), settings: settings).run(into: out)
+        return (out, report)
+    }
+
+    @Test("every fixture with motion keeps its frame count and duration (within one frame), is H.264 yuv420p with square pixels, and has audio exactly when the source has",
+          arguments: ["rotated_phone.mp4", "interlaced.ts", "long_gop_b.mp4", "mono_22k.mkv", "surround.mp4",
+                      "anamorphic.mkv", "hdr10_pq.mp4"])
+    func timingAndFormat(name: String) throws {
+        let source = try Self.decode(TestFixtures.transcode(name))
+        let (out, report) = try Self.transcode(TestFixtures.transcode(name))
+        defer { try? FileManager.default.removeItem(at: out) }
+        let rendition = try #require(report.renditions.first)
+        let made = try Self.decode(out.appendingPathComponent(try #require(rendition.mp4)).path)
+        #expect(made.frames == source.frames)
+        let video = try #require(made.info.primaryVideoStream)
+        #expect(video.codec == "h264")
+        #expect(video.pixelFormat == "yuv420p")
+        #expect(video.sampleAspectRatio.value ?? 1 == 1)
+        #expect(video.orientation == .identity)
+        #expect(video.colorTransfer == "bt709")
+        let frame = 1 / (source.info.primaryVideoStream?.averageFrameRate.value ?? 25)
+        #expect(abs(made.span - source.span) <= frame + 0.001, "\(made.span) s vs \(source.span) s")
+        let sourceAudio = source.info.streams.contains { $0.kind == .audio }
+        #expect(made.info.streams.contains { $0.kind == .audio && $0.channels == 2 } == sourceAudio)
+        #expect(report.hasAudio == sourceAudio)
+        #expect(rendition.codecs.hasPrefix("avc1.64") && rendition.codecs.hasSuffix(sourceAudio ? ",mp4a.40.2" : rendition.codecs.suffix(6)))
+    }
+
+    @Test("a rotated phone clip comes out portrait and upright; an anamorphic one with square pixels at its display aspect")
+    func shape() throws {
+        let (out, report) = try Self.transcode(TestFixtures.transcode("rotated_phone.mp4"))
+        defer { try? FileManager.default.removeItem(at: out) }
+        #expect(report.renditions.map { Size(width: $0.width, height: $0.height) } == [Size(width: 272, height: 480)])
+        let (wide, wideReport) = try Self.transcode(TestFixtures.transcode("anamorphic.mkv"))
+        defer { try? FileManager.default.removeItem(at: wide) }
+        #expect(wideReport.renditions.first.map { Size(width: $0.width, height: $0.height) } == Size(width: 512, height: 288))
+        // The marker square the fixture draws bottom-left of the stored picture is top-left when upright.
+        let file = try MediaFile(path: out.appendingPathComponent("720x1280.mp4").path)
+        let frame = try #require(try VideoDecoder(file: file).nextFrame())
+        let bytes = frame.packedBytes()
+        func luma(_ x: Int, _ y: Int) -> Int { Int(bytes[y * frame.width + x]) }
+        #expect(luma(20, 20) > 200, "top-left of the upright picture is the white marker")
+        #expect(luma(frame.width - 20, frame.height - 20) < 200)
+    }
+
+    @Test("the ladder fits each box, never upscales, and drops rungs that would repeat a size")
+    func ladder() throws {
+        var settings = TranscodeSettings()
+        settings.preview = nil
+        let (out, report) = try Self.transcode(TestFixtures.media("h264_portrait.mp4"), settings)
+        defer { try? FileManager.default.removeItem(at: out) }
+        #expect(report.renditions.map(\.name) == ["720x1280", "540x960", "360x640"])
+        #expect(report.renditions.map(\.width) == [720, 540, 360])
+        let (small, smallReport) = try Self.transcode(TestFixtures.media("hevc.mp4"), settings)
+        defer { try? FileManager.default.removeItem(at: small) }
+        // 320x240 fits every box as it is: one rendition at its own size.
+        #expect(smallReport.renditions.map { "\($0.width)x\($0.height)" } == ["320x240"])
+    }
+
+    @Test("HDR (PQ and HLG) is tone-mapped to SDR BT.709 within 10 % of ffmpeg's zscale+tonemap reference brightness",
+          arguments: ["hdr10_pq.mp4", "hlg.mp4"])
+    func hdr(name: String) throws {
+        let source = TestFixtures.transcode(name)
+        let (out, report) = try Self.transcode(source)
+        defer { try? FileManager.default.removeItem(at: out) }
+        #expect(report.toneMapped)
+        let ours = try Self.decode(out.appendingPathComponent("720x1280.mp4").path)
+        let reference = out.appendingPathComponent("reference.mp4").path
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        ffmpeg.arguments = ["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", source, "-vf",
+                            "zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=hable:desat=0,"
+                                + "zscale=t=bt709:m=bt709:r=tv,format=yuv420p", "-c:v", "libx264", "-crf", "18",
+                            "-an", reference]
+        try ffmpeg.run()
+        ffmpeg.waitUntilExit()
+        try #require(ffmpeg.terminationStatus == 0)
+        let expected = try Self.decode(reference)
+        #expect(abs(ours.meanLuma - expected.meanLuma) / expected.meanLuma < 0.10,
+                "mean luma \(ours.meanLuma) vs reference \(expected.meanLuma)")
+        // Without tone mapping the PQ picture comes out far darker: the check can fail.
+        var keep = Self.single
+        keep.toneMapsHDR = false
+        let (raw, _) = try Self.transcode(source, keep)
+        defer { try? FileManager.default.removeItem(at: raw) }
+        let untouched = try Self.decode(raw.appendingPathComponent("720x1280.mp4").path)
+        if name == "hdr10_pq.mp4" { #expect(abs(untouched.meanLuma - expected.meanLuma) / expected.meanLuma > 0.10) }
+    }
+
+    @Test("interlaced frames are deinterlaced (bwdif): less line-to-line comb energy than the raw fields, same frame count")
+    func deinterlace() throws {
+        let source = TestFixtures.transcode("interlaced.ts")
+        let (out, report) = try Self.transcode(source)
+        defer { try? FileManager.default.removeItem(at: out) }
+        #expect(report.deinterlaced)
+        var off = Self.single
+        off.deinterlaces = false
+        let (raw, rawReport) = try Self.transcode(source, off)
+        defer { try? FileManager.default.removeItem(at: raw) }
+        #expect(!rawReport.deinterlaced)
+        func comb(_ path: String) throws -> Double {
+            let decoder = try VideoDecoder(file: MediaFile(path: path))
+            try decoder.seek(to: 1, mode: .exact)
+            let frame = try #require(try decoder.nextFrame())
+            let y = frame.packedBytes()
+            var energy = 0.0
+            for row in stride(from: 1, to: frame.height - 1, by: 1) {
+                for x in stride(from: 0, to: frame.width, by: 2) {
+                    let above = Int(y[(row - 1) * frame.width + x]), here = Int(y[row * frame.width + x])
+                    let below = Int(y[(row + 1) * frame.width + x])
+                    energy += Double(abs(2 * here - above - below))
+                }
+            }
+            return energy
+        }
+        let deinterlaced = try comb(out.appendingPathComponent("720x1280.mp4").path)
+        let combed = try comb(raw.appendingPathComponent("720x1280.mp4").path)
+        #expect(deinterlaced < combed * 0.7, "comb energy \(deinterlaced) vs \(combed) without bwdif")
+    }
+
+    @Test("stills and cover art become silent videos of the still duration; an animated GIF keeps its frames")
+    func stills() throws {
+        for name in ["image.png", "image.jpg", "cover.mp3"] {
+            let (out, report) = try Self.transcode(TestFixtures.media(name))
+            defer { try? FileManager.default.removeItem(at: out) }
+            #expect(report.wasStill, "\(name)")
+            #expect(!report.hasAudio, "\(name)")
+            let made = try Self.decode(out.appendingPathComponent("720x1280.mp4").path)
+            #expect(made.frames == 90, "\(name): 3 s at 30 fps")
+            #expect(abs((made.info.primaryVideoStream?.duration ?? 0) - 3) < 0.04, "\(name)")
+        }
+        let (gif, report) = try Self.transcode(TestFixtures.media("animated.gif"))
+        defer { try? FileManager.default.removeItem(at: gif) }
+        #expect(!report.wasStill)
+        #expect(try Self.decode(gif.appendingPathComponent("720x1280.mp4").path).frames == 10)
+    }
+
+    @Test("CMAF segments: one per started 2 s, each starting with a keyframe at k·2 s, a playlist naming them, and the first segment decodes alone after the init")
+    func segments() throws {
+        let (out, report) = try Self.transcode(TestFixtures.transcode("long_gop_b.mp4"))
+        defer { try? FileManager.default.removeItem(at: out) }
+        let rendition = try #require(report.renditions.first)
+        #expect(rendition.segments.count == 3)
+        #expect(rendition.segmentDurations.map { ($0 * 1000).rounded() } == [2000, 2000, 1200])
+        let playlist = try String(contentsOf: out.appendingPathComponent(try #require(rendition.playlist)), encoding: .utf8)
+        #expect(playlist.contains("#EXT-X-MAP:URI=\"init.mp4\"") && playlist.contains("seg-2.m4s"))
+        #expect(playlist.contains("#EXT-X-ENDLIST"))
+        let initBytes = try Data(contentsOf: out.appendingPathComponent(try #require(rendition.initSegment)))
+        for (k, segment) in rendition.segments.enumerated() {
+            let joined = out.appendingPathComponent("joined-\(k).mp4")
+            try (initBytes + Data(contentsOf: out.appendingPathComponent(segment))).write(to: joined)
+            let decoder = try VideoDecoder(file: MediaFile(path: joined.path))
+            let first = try #require(try decoder.nextFrame())
+            #expect(first.isKeyframe, "segment \(k) starts with a keyframe")
+            #expect(abs(Self.stamp(first) - Double(k) * 2) < 0.001, "segment \(k) starts at \(Self.stamp(first))")
+        }
+        let master = try String(contentsOf: out.appendingPathComponent("master.m3u8"), encoding: .utf8)
+        #expect(master.contains("CODECS=\"\(rendition.codecs)\"") && master.contains("RESOLUTION=640x360"))
+    }
+
+    @Test("a segment made on demand has the batch's frames at the batch's times, and the rendition's one init")
+    func onDemand() throws {
+        let source = TestFixtures.transcode("long_gop_b.mp4")
+        let (out, report) = try Self.transcode(source)
+        defer { try? FileManager.default.removeItem(at: out) }
+        let rendition = try #require(report.renditions.first)
+        let batchInit = try [UInt8](Data(contentsOf: out.appendingPathComponent(try #require(rendition.initSegment))))
+        func times(_ initBytes: [UInt8], _ media: [UInt8], name: String) throws -> [Double] {
+            let path = out.appendingPathComponent(name)
+            try Data(initBytes + media).write(to: path)
+            let decoder = try VideoDecoder(file: MediaFile(path: path.path))
+            var result: [Double] = []
+            while let frame = try decoder.nextFrame() { result.append((Self.stamp(frame) * 1000).rounded()) }
+            return result
+        }
+        let transcoder = try Transcoder(file: MediaFile(path: source), settings: Self.single)
+        for k in [2, 0, 1] {
+            let segment = try transcoder.segment(k, rendition: 0)
+            #expect(segment.initialization == batchInit, "segment \(k)'s init")
+            #expect(segment.codecs == rendition.codecs)
+            let batch = try [UInt8](Data(contentsOf: out.appendingPathComponent(rendition.segments[k])))
+            let alone = try times(batchInit, segment.media, name: "alone-\(k).mp4")
+            #expect(alone == (try times(batchInit, batch, name: "batch-\(k).mp4")), "segment \(k)")
+            #expect(alone.first == Double(k * 2000))
+        }
+        #expect(throws: MediaError.self) { try transcoder.segment(3, rendition: 0) }
+        #expect(throws: MediaError.self) { try transcoder.segment(0, rendition: 1) }
+    }
+
+    @Test("bad input fails with a typed error naming the item",
+          arguments: [("audio_only.m4a", MediaError.Kind.noVideoStream), ("truncated.mp4", .invalidData)])
+    func badInput(name: String, kind: MediaError.Kind) throws {
+        let path = TestFixtures.bad(name)
+        let out = try TestFixtures.temporaryFolder("transcode")
+        defer { try? FileManager.default.removeItem(at: out) }
+        do {
+            _ = try Transcoder(file: MediaFile(path: path), settings: Self.single).run(into: out)
+            Issue.record("\(name) transcoded")
+        } catch let error as MediaError {
+            #expect(error.kind == kind, "\(error)")
+            #expect(error.item.hasSuffix(name))
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: out.path)
+        #expect(left.isEmpty, "\(left)")
+    }
+
+    @Test("cancelling stops a transcode with .cancelled and leaves no temporary file")
+    func cancel() throws {
+        let token = CancellationToken()
+        let out = try TestFixtures.temporaryFolder("transcode")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let file = try MediaFile(path: TestFixtures.transcode("long_gop_b.mp4"), cancellation: token)
+        let transcoder = try Transcoder(file: file, settings: Self.single)
+        token.cancel()
+        #expect { try transcoder.run(into: out) } throws: { ($0 as? MediaError)?.kind == .cancelled }
+        let left = try FileManager.default.contentsOfDirectory(atPath: out.path)
+        #expect(!left.contains { $0.contains(".tmp-") || $0.hasSuffix(".mp4") }, "\(left)")
+    }
+}
