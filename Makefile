@@ -14,9 +14,11 @@ all: build
 
 help:
 	@echo "make demo            build and run the main job on the bundled feed (Fixtures/feed.json) into $(DEMO_OUT)/,"
-	@echo "                     thumbnails and cards into $(DEMO_OUT)/thumbs/"
-	@echo "make test            install what is missing, run the whole test suite (swift test)"
-	@echo "make test-sanitizers ASan: Media, Thumbnails and CLI suites; TSan: Feed, Prefetch, FeedPlayer, Thumbnails"
+	@echo "                     thumbnails and cards into $(DEMO_OUT)/thumbs/, renditions into $(DEMO_OUT)/renditions/"
+	@echo "make test            install what is missing, run the whole test suite (swift test) and play the"
+	@echo "                     transcoder's outputs in headless Chromium (scripts/browser-test.sh)"
+	@echo "make test-sanitizers ASan: Media, Thumbnails and CLI suites; TSan: Feed, Prefetch, FeedPlayer, Thumbnails,"
+	@echo "                     Transcoding"
 	@echo "make fuzz            libFuzzer + ASan over the Media layer for FUZZ_SECONDS (default 600), under nice"
 	@echo "make soak            10,000 random swipes over Fixtures/soak-feed.json, JSON report into soak.json"
 	@echo "make build|release   debug or release build of the package"
@@ -61,12 +63,14 @@ release: deps
 demo: release
 	$$($(SWIFT) build -c release --show-bin-path)/videofeed demo --out $(DEMO_OUT)
 	$$($(SWIFT) build -c release --show-bin-path)/videofeed thumbs --out $(DEMO_OUT)/thumbs
+	$$($(SWIFT) build -c release --show-bin-path)/videofeed transcode --out $(DEMO_OUT)/renditions
 	$$($(SWIFT) build -c release --show-bin-path)/videofeed play --swipes n,n,n,p,n,j10,n,n,p,n --dwell-ms 400 \
 		--size 360x640 --dump $(DEMO_OUT)/play
 
 # The whole suite in parallel, then the memory and latency suites each alone in a quiet process.
-test: deps
+test: deps browser-deps
 	$(SWIFT) test
+	bash scripts/browser-test.sh
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter LeakTests
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter CancellationTests
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter RemoteFaultTests
@@ -80,7 +84,7 @@ test-sanitizers: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
 		$(SWIFT) test --sanitize=address --scratch-path .build-asan --filter 'MediaTests|videofeedTests|ThumbnailsTests'
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan \
-		--filter 'FeedTests|PrefetchTests|FeedPlayerTests|ThumbnailsTests'
+		--filter 'FeedTests|PrefetchTests|FeedPlayerTests|ThumbnailsTests|TranscodingTests'
 
 # Fuzzing and the soak are long jobs: both run under nice so they can share a machine.
 FUZZ_SECONDS ?= 600
