@@ -84,13 +84,18 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
 
     /// The picture as a player shows it: the sample aspect ratio applied to the width, then the rotation.
     static func displaySize(_ s: StreamInfo) -> Size {
-        var width = Double(max(s.width, 1))
-        let height = Double(max(s.height, 1))
-        if let sar = s.sampleAspectRatio.value, sar > 0, sar.isFinite, abs(sar - 1) > 1e-6 {
+        displaySize(width: s.width, height: s.height, sampleAspectRatio: s.sampleAspectRatio, orientation: s.orientation)
+    }
+
+    static func displaySize(width storedWidth: Int, height storedHeight: Int, sampleAspectRatio: Rational,
+                            orientation: Orientation) -> Size {
+        var width = Double(max(storedWidth, 1))
+        let height = Double(max(storedHeight, 1))
+        if let sar = sampleAspectRatio.value, sar > 0, sar.isFinite, abs(sar - 1) > 1e-6 {
             width *= min(max(sar, 0.1), 10)
         }
         let w = max(1, Int(width.rounded())), h = max(1, Int(height))
-        return s.orientation.swapsAxes ? Size(width: h, height: w) : Size(width: w, height: h)
+        return orientation.swapsAxes ? Size(width: h, height: w) : Size(width: w, height: h)
     }
 
     /// `size` fitted inside `box` keeping its aspect ratio, never enlarged, both sides even and at least 2.

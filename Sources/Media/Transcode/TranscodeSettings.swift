@@ -17,7 +17,7 @@ public struct TranscodeSettings: Sendable, Hashable, Codable {
     /// The VBV cap in bits per second per pixel of a rendition at 30 fps: 3.3 gives 3.0 Mb/s for 720x1280,
     /// 1.7 Mb/s for 540x960, 0.76 Mb/s for 360x640. Scaled with the frame rate up to 60 fps.
     public var maxBitsPerPixel: Double = 3.3
-    /// Frame-rate cap: a source above it gets libavfilter's `fps` filter; at or below it keeps its own timing.
+    /// Frame-rate cap: a source more than 5 % above it gets libavfilter's `fps` filter; others keep their own timing.
     public var maxFrameRate: Double = 60
     /// AAC bit rate in bits per second.
     public var audioBitrate: Int = 128_000

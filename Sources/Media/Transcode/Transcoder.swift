@@ -409,17 +409,24 @@ private final class Pipeline {
             timeBase = AVRational(num: 1, den: Int32(settings.stillFrameRate))
             frameRate = AVRational(num: Int32(settings.stillFrameRate), den: 1)
         }
+        // The picture as shown, from the decoded frame: its size, and the sample aspect ratio FFmpeg would use
+        // (`av_guess_sample_aspect_ratio`: the stream's, else the bitstream's), which a header may not carry.
+        let sar = av_guess_sample_aspect_ratio(file.context, stream, first)
+        let display = TranscodePlan.displaySize(width: Int(first.pointee.width), height: Int(first.pointee.height),
+                                                sampleAspectRatio: Rational(sar), orientation: info.orientation)
         // Branches: the renditions, then the preview's MP4 and WebP.
         var branches: [String] = []
         for r in rungs {
             let rung = plan.renditions[r]
-            branches.append(Pipeline.branch(width: rung.width, height: rung.height, orientation: info.orientation,
+            let size = Size(parsing: rung.name).map { TranscodePlan.fit(display, in: $0) }
+                ?? Size(width: rung.width, height: rung.height)
+            branches.append(Pipeline.branch(width: size.width, height: size.height, orientation: info.orientation,
                                             adjustment: settings.adjustment))
         }
         let preview = folder == nil ? nil : settings.preview
         var description = "[in]" + prefilters(first: first, info: info, still: still)
         if let preview {
-            let size = TranscodePlan.fit(Size(width: plan.displayWidth, height: plan.displayHeight), in: preview.box)
+            let size = TranscodePlan.fit(display, in: preview.box)
             let shaped = Pipeline.branch(width: size.width, height: size.height, orientation: info.orientation,
                                          adjustment: settings.adjustment)
             branches.append("trim=end=\(preview.seconds)," + shaped)
@@ -565,7 +572,8 @@ private final class Pipeline {
                 + "tonemap=tonemap=hable:desat=0,zscale=t=bt709:m=bt709:r=tv,format=yuv420p")
             toneMapped = true
         }
-        if !still, let fps = info.averageFrameRate.value, fps > settings.maxFrameRate + 0.01 {
+        // Timestamp jitter makes a 60 fps phone clip measure 60.06: only a rate clearly above the cap is capped.
+        if !still, let fps = info.averageFrameRate.value, fps > settings.maxFrameRate * 1.05 {
             chain.append("fps=fps=\(settings.maxFrameRate)")
         }
         return chain.isEmpty ? "null" : chain.joined(separator: ",")
@@ -627,10 +635,14 @@ private final class Pipeline {
                 var playlist: String? = nil, initSegment: String? = nil
                 var names: [String] = [], durations: [Double] = []
                 let sorted = output.segments.sorted { $0.index < $1.index }
+                // Each segment spans from its boundary k·s to the next one's (the first from 0, so audio that
+                // starts before the video is inside it; the last to the end of its audio or video).
+                let seconds = plan.segmentSeconds
                 for (n, s) in sorted.enumerated() {
                     names.append("\(rung.name)/seg-\(s.index).m4s")
-                    let next = n + 1 < sorted.count ? sorted[n + 1].start : s.end
-                    durations.append(max(0.001, next - s.start))
+                    let start = n == 0 ? 0 : Double(s.index) * seconds
+                    let next = n + 1 < sorted.count ? Double(sorted[n + 1].index) * seconds : s.end
+                    durations.append(max(0.001, next - start))
                 }
                 if !sorted.isEmpty {
                     initSegment = "\(rung.name)/init.mp4"
@@ -736,11 +748,11 @@ private final class Output {
         let raw = frame.raw
         let pts = raw.pointee.pts
         if let lastPTS, pts <= lastPTS { return }   // x264 needs rising timestamps; a duplicate is dropped
-        // Packet durations: the frame's own, else the gap to the next frame (known by the time the encoder gives
-        // the packet out), else the last gap. The muxers give the last sample its duration from it.
-        let own = vf_frame_duration(raw)
+        // Packet durations: the gap to the next frame (known by the time the encoder gives the packet out), and
+        // for the last frame the gap before it. (A frame's own duration field is in its source's time base, which
+        // the graph may have changed.) The muxers give the last sample its duration from it.
         if let lastPTS { durations[lastPTS] = pts - lastPTS; lastGap = pts - lastPTS }
-        durations[pts] = own > 0 ? own : lastGap
+        durations[pts] = lastGap
         lastPTS = pts
         width = Int(raw.pointee.width)
         height = Int(raw.pointee.height)
