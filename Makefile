@@ -8,7 +8,7 @@ APT_PACKAGES := libavformat-dev libavfilter-dev libavcodec-dev libswresample-dev
                 pkg-config ffmpeg
 BENCH_TOOLS  := hyperfine ffmpegthumbnailer
 
-.PHONY: all deps bench-deps browser-deps build release demo test test-sanitizers fuzz soak fixtures conformance bench policylab clean help
+.PHONY: all deps bench-deps browser-deps build release demo test test-sanitizers fuzz soak fixtures conformance bench bench-transcode policylab clean help
 
 all: build
 
@@ -26,6 +26,8 @@ help:
 	@echo "make conformance     compare our framemd5 with ffmpeg's over ../shared/media (DIR=... to change)"
 	@echo "make bench           decode benchmarks (ordo-one/benchmark, hyperfine), the thumbnail batch comparison and"
 	@echo "                     PolicyLab's simulation speed"
+	@echo "make bench-transcode videofeed transcode vs the ffmpeg CLI: single clip, batch, on-demand segment, memory, SSIM, HDR"
+	@echo "                     (Benchmarks/compare-transcode.sh; BENCH_RUNS, BATCH_COUNT, MEDIA, PARTS to change)"
 	@echo "make policylab       PolicyLab's pictures (docs/policylab-*.svg) and its trust experiment against videofeed play"
 	@echo "make browser-deps    Debian's chromium (apt) and Playwright (pip) for scripts/browser-check.py, which plays"
 	@echo "                     MP4s and fMP4 HLS playlists in headless Chromium: python3 scripts/browser-check.py ITEM..."
@@ -108,6 +110,12 @@ bench: bench-deps release
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target PolicyLabSimulate
 	bash Benchmarks/compare-decode.sh
 	bash Benchmarks/compare-thumbs.sh
+
+# The transcode comparison needs GNU time for peak memory; the synthetic 1080x1920 clip comes from --bench-thumbs.
+bench-transcode: bench-deps release
+	@command -v /usr/bin/time >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq time; }
+	@[ -f Fixtures/bench/thumbs/clip_000.mp4 ] || bash Fixtures/generate.sh --bench-thumbs
+	bash Benchmarks/compare-transcode.sh
 
 # PolicyLab: the policy comparison pictures in docs/, then the simulator against the live engine (docs/policylab.md).
 policylab: release

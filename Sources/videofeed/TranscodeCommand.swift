@@ -29,8 +29,10 @@ struct RenditionOptions: ParsableArguments {
     @Option(help: "x264 preset: ultrafast ... placebo.")
     var preset: String = "veryfast"
 
-    @Option(help: "x264 threads per encoder; 0 lets x264 choose.")
-    var threads: Int = 0
+    @Option(help: """
+        Threads per item for decoding, filtering and each x264 encoder; 0 lets FFmpeg and x264 choose. Default:         0 for one job at a time, else cores / jobs (at least 1): items side by side use the cores better than         threads inside one item, with less synchronisation and no oversubscription.
+        """)
+    var threads: Int?
 
     @Option(help: "Frame-rate cap (frames per second).")
     var maxFps: Double = 60
@@ -65,7 +67,7 @@ struct RenditionOptions: ParsableArguments {
         guard VideoEncoding.presets.contains(preset) else {
             throw ValidationError("--preset takes \(VideoEncoding.presets.joined(separator: ", ")).")
         }
-        guard (0...NumberRules.maxThreads).contains(threads) else {
+        guard (0...NumberRules.maxThreads).contains(threads ?? 0) else {
             throw ValidationError("--threads must be from 0 to \(NumberRules.maxThreads).")
         }
         guard maxFps >= 1, maxFps <= 240 else { throw ValidationError("--max-fps must be 1-240.") }
@@ -86,14 +88,18 @@ struct RenditionOptions: ParsableArguments {
         return boxes
     }
 
-    var settings: TranscodeSettings {
+    /// The settings, with the thread default for `jobs` items at a time.
+    func settings(jobs: Int = 1) -> TranscodeSettings {
         var s = TranscodeSettings()
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let threads = self.threads ?? (jobs <= 1 ? 0 : max(1, cores / jobs))
         s.ladder = Self.boxes(ladder) ?? s.ladder
         s.segmentSeconds = segment
         s.video = VideoEncoding(crf: crf, preset: preset, threads: threads)
         s.maxFrameRate = maxFps
         s.audioBitrate = audioKbps * 1000
         s.stillSeconds = stillSeconds
+        s.threads = threads
         s.adjustment = PictureAdjustment(brightness: brightness, contrast: contrast, saturation: saturation)
         s.toneMapsHDR = !noToneMap
         s.deinterlaces = !noDeinterlace
@@ -170,7 +176,7 @@ struct TranscodeRunCommand: ParsableCommand {
     }
 
     func run() throws {
-        var settings = rendition.settings
+        var settings = rendition.settings(jobs: jobs)
         settings.makesMP4 = !noMp4
         settings.makesSegments = !noSegments
         settings.preview = previewSeconds > 0 ? PreviewSettings(seconds: previewSeconds) : nil
@@ -259,7 +265,7 @@ struct TranscodeSegmentCommand: ParsableCommand {
         do {
             let options = policy.applied(to: OpenOptions(streamInfo: .header))
             media = try MediaFile(path: file, options: options)
-            segment = try Transcoder(file: media, settings: rendition.settings).segment(index, rendition: renditionIndex)
+            segment = try Transcoder(file: media, settings: rendition.settings()).segment(index, rendition: renditionIndex)
             let folder = URL(fileURLWithPath: out)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             try AtomicFile.write(segment.initialization, to: folder.appendingPathComponent("init.mp4").path)

@@ -37,17 +37,22 @@ public struct TranscodeSettings: Sendable, Hashable, Codable {
     public var makesMP4 = true
     /// Make the CMAF segments and HLS playlists of each rendition.
     public var makesSegments = true
-    /// Threads for libavfilter's slice-threaded filters (0: automatic) and the decoder (0: automatic).
+    /// Threads for the decoder and libavfilter's slice-threaded filters (0: FFmpeg chooses). A batch running as
+    /// many items as cores runs best with 1 here and in ``VideoEncoding/threads``.
     public var threads: Int = 0
 
     /// The defaults described on each property.
     public init() {}
 
-    /// A short stable digest of every setting: outputs made with other settings are redone.
+    /// A short stable digest of every setting but the thread counts: outputs made with other settings are redone
+    /// (running with more or fewer jobs is not another setting).
     public var fingerprint: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let data = (try? encoder.encode(self)) ?? Data()
+        var essential = self
+        essential.threads = 0
+        essential.video.threads = 0
+        let data = (try? encoder.encode(essential)) ?? Data()
         return String(format: "%016llx", StableDigest.fnv1a(data))
     }
 }

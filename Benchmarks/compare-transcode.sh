@@ -1,0 +1,462 @@
+#!/usr/bin/env bash
+# Transcoding, side by side in one run: `videofeed transcode` against the ffmpeg CLI with the same settings, i.e.
+# the 720x1280 feed rendition as a fast-start MP4 — libx264 `-preset veryfast -crf 23 -profile:v high`, VBV
+# maxrate = width*height*3.3 bit/s (scaled by fps/30 above 30 fps) with a buffer twice that, a forced IDR keyframe
+# every 2 s, `scale=W:H:flags=bicubic:out_color_matrix=bt709:out_range=tv,format=yuv420p`, AAC 128k stereo,
+# `-movflags +faststart`. Six parts, each printed as a Markdown table with the exact commands:
+#   1 single clip   one file at a time (videofeed --jobs 1) on a synthetic 1080x1920 10 s clip
+#                   (Fixtures/bench/thumbs/clip_000.mp4) and two real clips (MEDIA/sample.mp4, MEDIA/fire2.mp4,
+#                   rotated 180°): hyperfine mean ± sd, ours/ffmpeg. ffmpeg autorotates, so its scale size is the
+#                   upright size our rendition came out with (read with ffprobe).
+#   2 batch         BATCH_COUNT clips (H.264 1080x1920 30 fps 3 s + AAC, 10 distinct encodes hard-linked, made
+#                   once into Fixtures/bench/transcode/): `videofeed transcode DIR --jobs JOBS` (its default:
+#                   cores/jobs threads per item; and --threads 0, FFmpeg's and x264's own choice) against `ls DIR/*.mp4 | xargs -P JOBS ffmpeg …` (plain and `-threads 1`)
+#   3 segment       one cold segment on demand: `videofeed transcode segment CLIP --index 0|2` against
+#                   `ffmpeg [-ss 4] -t 2 -i CLIP …` on the synthetic clip
+#   4 memory        peak RSS (/usr/bin/time -v) of one single-clip run of each tool
+#   5 quality       SSIM (ffmpeg's ssim filter) of each tool's rendition against the source put through the same
+#                   scale (bicubic, BT.709 limited), frames paired by index; target: ours >= 0.95 and within 0.005
+#                   of ffmpeg's
+#   6 HDR           our default (tone-mapped) rendition of three HDR clips against an ffmpeg zscale+tonemap (hable)
+#                   reference: mean luma (signalstats YAVG over all frames); target: within 10 %
+#
+#   [VIDEOFEED=…] [BENCH_RUNS=5] [BATCH_COUNT=50] [BATCH_RUNS=…] [JOBS=2] [MEDIA=…] [PARTS="1 2 3 4 5 6"] \
+#     bash Benchmarks/compare-transcode.sh
+#
+# VIDEOFEED  the binary (default: the release build, `swift build -c release --show-bin-path`; `make release`)
+# BENCH_RUNS hyperfine runs per command after one warm-up (parts 1-3); BATCH_RUNS those of part 2 (default BENCH_RUNS)
+# BATCH_COUNT clips in the batch; JOBS files at a time in the batch (default 2, the cores of the project machine)
+# MEDIA      the real clips (default ../shared/media beside the repository)
+# PARTS      which parts to run (4 and 5 reuse the outputs of part 1's first runs)
+# Needs ffmpeg/ffprobe (with zscale), hyperfine, python3 and GNU time (`apt-get install time`): make bench-transcode.
+# The defaults take about 40 minutes on 2 cores, most of it part 2 (BATCH_RUNS=3 or BATCH_COUNT=20 shorten it);
+# BENCH_RUNS=2 BATCH_COUNT=10 checks the script in about 8. Part 5 also prints each output's frame count, duration,
+# timestamps, SAR and audio beside the source's: the ffmpeg CLI retimes a VFR source to constant rate in MP4.
+set -euo pipefail
+export LC_ALL=C
+root=$(cd "$(dirname "$0")/.." && pwd)
+VIDEOFEED=${VIDEOFEED:-$(cd "$root" && swift build -c release --show-bin-path)/videofeed}
+runs=${BENCH_RUNS:-5}
+batch_runs=${BATCH_RUNS:-$runs}
+batch_count=${BATCH_COUNT:-50}
+jobs=${JOBS:-2}
+media=${MEDIA:-$root/../shared/media}
+parts=" ${PARTS:-1 2 3 4 5 6} "
+
+die() { echo "compare-transcode: $*" >&2; exit 1; }
+want() { [[ "$parts" == *" $1 "* ]]; }
+q() { printf '%q' "$1"; }   # a path as a shell word (unchanged when it has nothing special)
+
+[ -x "$VIDEOFEED" ] || die "no videofeed binary at $VIDEOFEED (make release, or set VIDEOFEED)"
+for tool in hyperfine ffmpeg ffprobe python3; do
+  command -v $tool >/dev/null || die "$tool is missing (make bench-deps)"
+done
+[ -x /usr/bin/time ] || die "/usr/bin/time is missing (apt-get install time)"
+[[ "$(ffmpeg -hide_banner -filters 2>/dev/null)" == *" zscale "* ]] || die "this ffmpeg has no zscale filter"
+[[ "$runs" =~ ^[1-9][0-9]*$ && "$batch_runs" =~ ^[1-9][0-9]*$ && "$batch_count" =~ ^[1-9][0-9]*$ \
+   && "$jobs" =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS, BATCH_RUNS, BATCH_COUNT and JOBS must be positive integers"
+# Every input a chosen part needs is there before anything runs.
+if want 1 || want 4 || want 5; then
+  for f in "$media/sample.mp4" "$media/fire2.mp4"; do
+    [ -f "$f" ] || die "missing $f (set MEDIA to the folder of the real clips, ../shared/media)"
+  done
+fi
+if want 6; then
+  for f in "$media/hdr10-video-with-sdr-container.mp4" "$root/Fixtures/transcode/hdr10_pq.mp4" \
+           "$root/Fixtures/transcode/hlg.mp4"; do
+    [ -f "$f" ] || die "missing $f"
+  done
+fi
+vf=$(q "$VIDEOFEED")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Fields of the first video stream, comma-separated.
+probe() { ffprobe -v error -select_streams v:0 -show_entries "stream=$2" -of csv=p=0 "$1" | sed -n 1p | sed 's/,*$//'; }
+
+# Our VBV cap for a WxH rendition of a source at FPS (TranscodePlan: w*h*3.3*max(1, min(fps,60)/30), truncated).
+maxrate() {
+  python3 -c 'import sys; w, h, r = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+n, _, d = r.partition("/"); fps = float(n) / float(d or 1) if float(d or 1) else 0.0
+fps = min(fps if fps > 0 else 30.0, 60.0)
+print(int(float(w * h) * 3.3 * max(1.0, min(fps, 60.0) / 30.0)))' "$1" "$2" "$3"
+}
+
+# The ffmpeg CLI's video+audio settings for a WxH rendition of SOURCE, as one string of arguments. A source more
+# than 5 % above 60 fps gets the fps cap our filter graph adds.
+ffargs() {  # W H SOURCE
+  local rate; rate=$(probe "$3" avg_frame_rate)
+  local chain="scale=$1:$2:flags=bicubic:out_color_matrix=bt709:out_range=tv,format=yuv420p"
+  if python3 -c 'import sys; n, _, d = sys.argv[1].partition("/"); sys.exit(0 if float(d or 1) and float(n) / float(d or 1) > 60 * 1.05 else 1)' "$rate"; then
+    chain="fps=fps=60,$chain"
+  fi
+  echo "-vf $chain $(ffenc "$1" "$2" "$rate")"
+}
+
+# The encoder settings alone (W H SOURCE-FRAME-RATE).
+ffenc() {
+  local m; m=$(maxrate "$1" "$2" "$3")
+  echo "-c:v libx264 -preset veryfast -crf 23 -profile:v high -maxrate $m -bufsize $((m * 2))" \
+       "-force_key_frames 'expr:gte(t,n_forced*2)' -forced-idr 1 -c:a aac -b:a 128k -ac 2"
+}
+
+# A folder holding just FILE (hard-linked when it can be), for `videofeed transcode DIR`.
+folder_of() {  # FILE DIR
+  mkdir -p "$2"
+  ln -f "$1" "$2/" 2>/dev/null || cp -f "$1" "$2/"
+}
+
+# Peak RSS in MiB from a /usr/bin/time -v report.
+max_rss() { awk -F': ' '/Maximum resident set size/ { printf "%.1f", $2 / 1024 }' "$1"; }
+
+# Frames and seconds of the first video stream ("frames duration").
+frames_of() { ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets,duration \
+  -of csv=p=0 "$1" | sed -n 1p | awk -F, '{ printf "%s %.3f", $2, $1 }'; }
+
+# hyperfine's JSON → one "name mean sd median cpu" line per command.
+hf_lines() {
+  python3 - "$1" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    print(r["command"], r["mean"], r["stddev"] or 0.0, r["median"], r["user"] + r["system"])
+PY
+}
+
+echo "# videofeed transcode vs the ffmpeg CLI"
+echo
+echo "binary: $VIDEOFEED; $(nproc) cores; $(ffmpeg -version | sed -n 1p | cut -d' ' -f1-3); hyperfine runs: $runs" \
+     "(batch: $batch_runs) after 1 warm-up; $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo
+
+# ---------------------------------------------------------------------------------------------------------------
+# Inputs of parts 1, 3, 4, 5: the synthetic clip and the two real clips.
+# ---------------------------------------------------------------------------------------------------------------
+synthetic=$root/Fixtures/bench/thumbs/clip_000.mp4
+if want 1 || want 3 || want 4 || want 5; then
+  [ -f "$synthetic" ] || bash "$root/Fixtures/generate.sh" --bench-thumbs >&2
+  [ -f "$synthetic" ] || die "Fixtures/generate.sh --bench-thumbs did not make $synthetic"
+fi
+names=(clip_000 sample fire2)
+declare -A src label size ours_out ff_out ours_rss ff_rss ffcmd ourcmd timed_ours timed_ff
+ours_single() { echo "$vf transcode $(q "$1") --out $(q "$2") --ladder 720x1280 --preview-seconds 0 --no-segments --jobs 1 --force -q"; }
+ffmpeg_single() { echo "ffmpeg -nostdin -v error -y -i $(q "$1") $(ffargs "$2" "$3" "$1") -movflags +faststart $(q "$4")"; }  # SRC W H OUT
+if want 1 || want 4 || want 5; then
+  src[clip_000]=$synthetic
+  src[sample]=$media/sample.mp4
+  src[fire2]=$media/fire2.mp4
+  label[clip_000]="synthetic testsrc2 1080x1920 30 fps 10 s, no audio"
+  label[sample]="sample.mp4 1080x720 29.97 fps 1.0 s, H.264+AAC"
+  label[fire2]="fire2.mp4 1280x720 rotated 180°, VFR ~10.5 fps 2.4 s, H.264+AAC mono"
+  for n in "${names[@]}"; do
+    [ -f "${src[$n]}" ] || die "missing ${src[$n]} (set MEDIA to the folder of the real clips)"
+    folder_of "${src[$n]}" "$work/in/$n"
+    input="$work/in/$n/$(basename "${src[$n]}")"
+    src[$n]=$input
+    ourcmd[$n]=$(ours_single "$work/in/$n" "$work/out/ours-$n")
+    # The first run of each tool gives the outputs of parts 4 and 5 and our rendition's size.
+    /usr/bin/time -v -o "$work/rss-ours-$n.txt" sh -c "${ourcmd[$n]}" >/dev/null \
+      || die "videofeed failed on $input: ${ourcmd[$n]}"
+    ours_out[$n]=$(find "$work/out/ours-$n" -name 720x1280.mp4 | sed -n 1p)
+    [ -n "${ours_out[$n]}" ] || die "videofeed made no 720x1280.mp4 for $input"
+    size[$n]=$(probe "${ours_out[$n]}" width,height | tr , x)
+    w=${size[$n]%x*} h=${size[$n]#*x}
+    ff_out[$n]=$work/out/ffmpeg-$n.mp4
+    ffcmd[$n]=$(ffmpeg_single "$input" "$w" "$h" "${ff_out[$n]}")
+    timed_ours[$n]=$(ours_single "$work/in/$n" "$work/out/timed-ours-$n")
+    timed_ff[$n]=$(ffmpeg_single "$input" "$w" "$h" "$work/out/timed-ffmpeg-$n.mp4")
+    /usr/bin/time -v -o "$work/rss-ffmpeg-$n.txt" sh -c "${ffcmd[$n]}" || die "ffmpeg failed: ${ffcmd[$n]}"
+    ours_rss[$n]=$(max_rss "$work/rss-ours-$n.txt")
+    ff_rss[$n]=$(max_rss "$work/rss-ffmpeg-$n.txt")
+  done
+fi
+
+# ---------------------------------------------------------------------------------------------------------------
+# 1. Single clip speed
+# ---------------------------------------------------------------------------------------------------------------
+if want 1; then
+  args=()
+  for n in "${names[@]}"; do
+    # The timed runs write beside the first ones, so parts 4 and 5 keep theirs.
+    args+=(-n "ours-$n" "${timed_ours[$n]}" -n "ffmpeg-$n" "${timed_ff[$n]}")
+  done
+  hyperfine --warmup 1 --runs "$runs" --style none --export-json "$work/single.json" "${args[@]}" >/dev/null
+  declare -A mean sd cpu
+  while read -r name m s _ c; do mean[$name]=$m sd[$name]=$s cpu[$name]=$c; done < <(hf_lines "$work/single.json")
+  echo "## 1. Single clip to the 720x1280 rendition (fast-start MP4), one at a time"
+  echo
+  echo "| clip | output | ours (s) | ffmpeg (s) | ours / ffmpeg | CPU ours / ffmpeg (s) |"
+  echo "| --- | --- | --- | --- | --- | --- |"
+  for n in "${names[@]}"; do
+    python3 -c 'import sys; l, sz, om, osd, fm, fsd, oc, fc = sys.argv[1:]
+om, osd, fm, fsd, oc, fc = map(float, (om, osd, fm, fsd, oc, fc))
+print(f"| {l} | {sz} | {om:.3f} ± {osd:.3f} | {fm:.3f} ± {fsd:.3f} | **{om / fm:.2f}** | {oc:.2f} / {fc:.2f} |")' \
+      "${label[$n]}" "${size[$n]}" "${mean[ours-$n]}" "${sd[ours-$n]}" "${mean[ffmpeg-$n]}" "${sd[ffmpeg-$n]}" \
+      "${cpu[ours-$n]}" "${cpu[ffmpeg-$n]}"
+  done
+  echo
+  echo '```sh'
+  for n in "${names[@]}"; do echo "${timed_ours[$n]}"; echo "${timed_ff[$n]}"; done
+  echo '```'
+  echo
+fi
+
+# ---------------------------------------------------------------------------------------------------------------
+# 2. Batch throughput
+# ---------------------------------------------------------------------------------------------------------------
+if want 2; then
+  bench=$root/Fixtures/bench/transcode
+  mkdir -p "$bench/distinct"
+  distinct=10
+  for k in $(seq 0 $((distinct - 1))); do
+    d=$bench/distinct/d_$k.mp4
+    if [ ! -f "$d" ]; then
+      echo "making $d (H.264 1080x1920 30 fps 3 s veryfast crf 23 + AAC stereo 48 kHz, hue $((k * 36)))" >&2
+      ffmpeg -nostdin -hide_banner -loglevel error -y \
+        -f lavfi -i "testsrc2=size=1080x1920:rate=30:duration=3,hue=h=$((k * 36))" \
+        -f lavfi -i "sine=frequency=$((300 + k * 50)):sample_rate=48000:duration=3" \
+        -c:v libx264 -threads 1 -preset veryfast -crf 23 -pix_fmt yuv420p -c:a aac -b:a 128k -ac 2 -shortest \
+        -map_metadata -1 -fflags +bitexact -flags:v +bitexact -flags:a +bitexact "$d.tmp.mp4"
+      mv "$d.tmp.mp4" "$d"
+    fi
+  done
+  dir=$bench/batch-$batch_count
+  if [ "$(find "$dir" -name '*.mp4' 2>/dev/null | wc -l)" -ne "$batch_count" ]; then
+    rm -rf "$dir" && mkdir -p "$dir"
+    for i in $(seq 0 $((batch_count - 1))); do
+      ln -f "$bench/distinct/d_$((i % distinct)).mp4" "$dir/clip_$(printf '%03d' "$i").mp4"
+    done
+  fi
+  first=$dir/clip_000.mp4
+  bargs=$(ffargs 720 1280 "$first")   # all clips are 1080x1920 30 fps: the 720x1280 rung, 3.04 Mb/s cap
+  [ "$(probe "$first" width,height)" = "1080,1920" ] || die "$first is not 1080x1920"
+  qd=$(q "$dir")
+  declare -A bcmd
+  order=(ours ours-threads0 ffmpeg ffmpeg-threads1)
+  for v in ours ours-threads0; do
+    t=""; [ "$v" = ours ] || t=" --threads ${v#ours-threads}"
+    bcmd[$v]="$vf transcode $qd --out $(q "$work/batch/$v") --ladder 720x1280 --preview-seconds 0 --no-segments --jobs $jobs$t --force -q"
+  done
+  for v in ffmpeg ffmpeg-threads1; do
+    t=""; [ "$v" = ffmpeg ] || t=" -threads 1"
+    mkdir -p "$work/batch/$v"
+    bcmd[$v]="ls $qd/*.mp4 | xargs -P $jobs -I{} sh -c 'ffmpeg -nostdin -v error -y -i \"\$1\" ${bargs//\'/\"}$t -movflags +faststart $(q "$work/batch/$v")/\$(basename \"\$1\")' _ {}"
+  done
+  args=()
+  for v in "${order[@]}"; do args+=(-n "$v" "${bcmd[$v]}"); done
+  hyperfine --warmup 1 --runs "$batch_runs" --style none --export-json "$work/batch.json" "${args[@]}" >/dev/null
+  # Every contender made every file.
+  for v in "${order[@]}"; do
+    made=$(find "$work/batch/$v" -name '*.mp4' | wc -l)
+    [ "$made" -eq "$batch_count" ] || die "$v made $made of $batch_count files"
+  done
+  echo "## 2. Batch: $batch_count clips (H.264 1080x1920 30 fps 3 s + AAC) to 720x1280 fast-start MP4s, $jobs at a time"
+  echo
+  echo "| contender | wall (s) | clips/s | CPU (s) | time / ffmpeg | time / ffmpeg -threads 1 |"
+  echo "| --- | --- | --- | --- | --- | --- |"
+  python3 - "$work/batch.json" "$batch_count" <<'PY'
+import json, sys
+runs = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
+n = int(sys.argv[2])
+names = {"ours": "videofeed (default: cores/jobs threads per item)",
+         "ours-threads0": "videofeed --threads 0 (FFmpeg and x264 choose)", "ffmpeg": "ffmpeg per file",
+         "ffmpeg-threads1": "ffmpeg -threads 1 per file"}
+base, base1 = runs["ffmpeg"]["mean"], runs["ffmpeg-threads1"]["mean"]
+for key, label in names.items():
+    r = runs[key]
+    m = r["mean"]
+    bold = "**" if key.startswith("ours") else ""
+    print(f"| {label} | {m:.2f} ± {r['stddev'] or 0:.2f} | {n / m:.2f} | {r['user'] + r['system']:.1f} "
+          f"| {bold}{m / base:.2f}{bold} | {m / base1:.2f} |")
+PY
+  echo
+  echo '```sh'
+  for v in "${order[@]}"; do echo "${bcmd[$v]}"; done
+  echo '```'
+  echo
+fi
+
+# ---------------------------------------------------------------------------------------------------------------
+# 3. First segment of a cold item (and a mid-item one)
+# ---------------------------------------------------------------------------------------------------------------
+if want 3; then
+  clip=$synthetic
+  qc=$(q "$clip")
+  sargs=$(ffargs 720 1280 "$clip")
+  declare -A scmd
+  for k in 0 2; do
+    scmd[ours-$k]="$vf transcode segment $qc --index $k --ladder 720x1280 --out $(q "$work/seg/ours-$k")"
+    ss=""; [ "$k" = 0 ] || ss="-ss $((k * 2)) "
+    scmd[ffmpeg-$k]="ffmpeg -nostdin -v error -y ${ss}-t 2 -i $qc $sargs $(q "$work/seg/ffmpeg-$k.mp4")"
+  done
+  mkdir -p "$work/seg"
+  args=()
+  for k in 0 2; do args+=(-n "ours-$k" "${scmd[ours-$k]}" -n "ffmpeg-$k" "${scmd[ffmpeg-$k]}"); done
+  hyperfine --warmup 1 --runs "$runs" --style none --export-json "$work/seg.json" "${args[@]}" >/dev/null
+  declare -A smean ssd self sframes
+  while read -r name m s _ _; do smean[$name]=$m ssd[$name]=$s; done < <(hf_lines "$work/seg.json")
+  for k in 0 2; do
+    # The milliseconds our command reports itself (open, seek, decode, encode, mux; no process start), median of
+    # BENCH_RUNS more runs.
+    : > "$work/seg/self-$k.txt"
+    for _ in $(seq "$runs"); do sh -c "${scmd[ours-$k]}" >> "$work/seg/self-$k.txt"; done
+    self[$k]=$(sed -n 's/.* \([0-9.]*\) ms$/\1/p' "$work/seg/self-$k.txt" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+    sframes[ours-$k]=$(sed -n 's/.* \([0-9]*\) frames,.*/\1/p' "$work/seg/self-$k.txt" | tail -1)
+    sframes[ffmpeg-$k]=$(frames_of "$work/seg/ffmpeg-$k.mp4" | cut -d' ' -f1)
+    [ -n "${self[$k]}" ] || die "no timing in the output of ${scmd[ours-$k]}"
+  done
+  echo "## 3. One segment of a cold item, made alone (synthetic 1080x1920 clip → 720x1280, 2 s segments)"
+  echo
+  echo "| segment | ours (ms) | ours, self-reported (ms, median) | ffmpeg (ms) | ours / ffmpeg | frames ours / ffmpeg |"
+  echo "| --- | --- | --- | --- | --- | --- |"
+  for k in 0 2; do
+    python3 -c 'import sys; k, om, osd, me, fm, fsd, fo, ff = sys.argv[1:]
+om, osd, fm, fsd = (float(x) * 1000 for x in (om, osd, fm, fsd))
+what = "0 (0-2 s)" if k == "0" else f"{k} ({2 * int(k)}-{2 * int(k) + 2} s, a seek)"
+print(f"| {what} | {om:.0f} ± {osd:.0f} | {float(me):.0f} | {fm:.0f} ± {fsd:.0f} | **{om / fm:.2f}** | {fo} / {ff} |")' \
+      "$k" "${smean[ours-$k]}" "${ssd[ours-$k]}" "${self[$k]}" "${smean[ffmpeg-$k]}" "${ssd[ffmpeg-$k]}" \
+      "${sframes[ours-$k]}" "${sframes[ffmpeg-$k]}"
+  done
+  echo
+  echo '```sh'
+  for k in 0 2; do echo "${scmd[ours-$k]}"; echo "${scmd[ffmpeg-$k]}"; done
+  echo '```'
+  echo
+fi
+
+# ---------------------------------------------------------------------------------------------------------------
+# 4. Peak memory per job
+# ---------------------------------------------------------------------------------------------------------------
+if want 4; then
+  echo "## 4. Peak memory of one single-clip job (/usr/bin/time -v, max RSS)"
+  echo
+  echo "| clip | ours (MiB) | ffmpeg (MiB) | ours / ffmpeg |"
+  echo "| --- | --- | --- | --- |"
+  for n in "${names[@]}"; do
+    python3 -c 'import sys; l, o, f = sys.argv[1:]
+print(f"| {l} | {float(o):.1f} | {float(f):.1f} | **{float(o) / float(f):.2f}** |")' "${label[$n]}" "${ours_rss[$n]}" "${ff_rss[$n]}"
+  done
+  echo
+  echo "Commands: those of part 1 (their first runs), each under \`/usr/bin/time -v\`."
+  echo
+fi
+
+# ---------------------------------------------------------------------------------------------------------------
+# 5. Quality
+# ---------------------------------------------------------------------------------------------------------------
+# SSIM "All" of RENDITION against SOURCE put through the rendition's scale, frames paired by index (the ffmpeg CLI
+# retimes a VFR source to constant rate in MP4, so timestamps do not pair the same pictures).
+ssim_of() {  # RENDITION SOURCE W H
+  local graph="[0:v]settb=1/30,setpts=N[a];[1:v]scale=$3:$4:flags=bicubic:out_color_matrix=bt709:out_range=tv,"
+  graph+="format=yuv420p,settb=1/30,setpts=N[b];[a][b]ssim=shortest=1"
+  local v
+  v=$(ffmpeg -nostdin -hide_banner -i "$1" -i "$2" -lavfi "$graph" -an -f null - 2>&1 \
+      | sed -n 's/.*SSIM Y:.* All:\([0-9.]*\).*/\1/p' | tail -1)
+  [ -n "$v" ] || die "no SSIM for $1 against $2"
+  echo "$v"
+}
+# Table rows comparing the shape of two renditions with their source: frame count, duration, timestamps, SAR, audio.
+shape_rows() {  # LABEL SOURCE OURS FFMPEG
+  python3 - "$@" <<'PY'
+import json, subprocess, sys
+label, paths = sys.argv[1], sys.argv[2:]
+def probe(path):
+    run = lambda *a: json.loads(subprocess.run(["ffprobe", "-v", "error", "-of", "json", *a, path], check=True,
+                                               capture_output=True, text=True).stdout)
+    streams = run("-show_entries", "stream=codec_type,duration,start_time,sample_aspect_ratio,channels,sample_rate")
+    pts = sorted(float(p["pts_time"]) for p in run("-select_streams", "v:0", "-show_entries", "packet=pts_time")
+                 ["packets"] if p.get("pts_time") not in (None, "N/A"))
+    video = next(s for s in streams["streams"] if s["codec_type"] == "video")
+    audio = next((s for s in streams["streams"] if s["codec_type"] == "audio"), None)
+    return video, audio, [t - pts[0] for t in pts] if pts else []
+(sv, sa, spts) = probe(paths[0])
+for name, path in zip(("source", "ours", "ffmpeg"), paths):
+    v, a, pts = probe(path)
+    same = "—" if name == "source" else ("yes" if len(pts) == len(spts) and all(
+        abs(x - y) < 0.001 for x, y in zip(pts, spts)) else f"**no** (frame {next((i for i, (x, y) in enumerate(zip(pts, spts)) if abs(x - y) >= 0.001), min(len(pts), len(spts)))} differs)")
+    audio = (f"{float(a.get('start_time', 0)):.3f}, {float(a.get('duration', 0)):.3f}, {a.get('channels')}, "
+             f"{a.get('sample_rate')}") if a else "none"
+    print(f"| {label if name == 'source' else ''} | {name} | {len(pts)} | {float(v.get('duration', 0)):.3f} | {same} "
+          f"| {v.get('sample_aspect_ratio', '?')} | {audio} |")
+PY
+}
+if want 5; then
+  echo "## 5. Quality: SSIM against the source scaled the same way (bicubic, BT.709 limited)"
+  echo
+  echo "| clip | size | frames source / ours / ffmpeg | SSIM ours | SSIM ffmpeg | ours − ffmpeg | target |"
+  echo "| --- | --- | --- | --- | --- | --- | --- |"
+  for n in "${names[@]}"; do
+    w=${size[$n]%x*} h=${size[$n]#*x}
+    so=$(ssim_of "${ours_out[$n]}" "${src[$n]}" "$w" "$h")
+    sf=$(ssim_of "${ff_out[$n]}" "${src[$n]}" "$w" "$h")
+    read -r fs _ <<< "$(frames_of "${src[$n]}")"
+    read -r fo _ <<< "$(frames_of "${ours_out[$n]}")"
+    read -r ff _ <<< "$(frames_of "${ff_out[$n]}")"
+    python3 -c 'import sys; l, sz, fs, fo, ff, so, sf = sys.argv[1:]
+so, sf = float(so), float(sf)
+ok = "met" if so >= 0.95 and sf - so <= 0.005 else "**missed**"
+print(f"| {l} | {sz} | {fs} / {fo} / {ff} | {so:.4f} | {sf:.4f} | **{so - sf:+.4f}** | {ok} |")' \
+      "${label[$n]}" "${size[$n]}" "$fs" "$fo" "$ff" "$so" "$sf"
+  done
+  echo
+  echo "What the outputs are made of (timestamps are compared after moving each file's first to 0, within 1 ms):"
+  echo
+  echo "| clip | file | video frames | video s | timestamps as the source's | SAR | audio: start s, s, channels, Hz |"
+  echo "| --- | --- | --- | --- | --- | --- | --- |"
+  for n in "${names[@]}"; do shape_rows "${label[$n]}" "${src[$n]}" "${ours_out[$n]}" "${ff_out[$n]}"; done
+  echo
+  echo "Renditions: those of part 1's first runs. Per rendition:"
+  echo
+  echo '```sh'
+  echo "ffmpeg -i RENDITION -i SOURCE -lavfi '[0:v]settb=1/30,setpts=N[a];[1:v]scale=W:H:flags=bicubic:out_color_matrix=bt709:out_range=tv,format=yuv420p,settb=1/30,setpts=N[b];[a][b]ssim=shortest=1' -an -f null -"
+  echo '```'
+  echo
+fi
+
+# ---------------------------------------------------------------------------------------------------------------
+# 6. HDR tone mapping
+# ---------------------------------------------------------------------------------------------------------------
+# Mean luma (signalstats YAVG, limited-range code values) over every frame, and the frame count: "YAVG frames".
+yavg_of() {
+  ffmpeg -nostdin -v error -i "$1" -an -vf signalstats,metadata=print:key=lavfi.signalstats.YAVG:file=- -f null - \
+    | awk -F= '/YAVG/ { s += $2; n++ } END { if (n) printf "%.3f %d\n", s / n, n }'
+}
+if want 6; then
+  hdr=("$media/hdr10-video-with-sdr-container.mp4" "$root/Fixtures/transcode/hdr10_pq.mp4" "$root/Fixtures/transcode/hlg.mp4")
+  tonemap="zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=hable:desat=0,zscale=t=bt709:m=bt709:r=tv,format=yuv420p"
+  rows=() cmds=()
+  for f in "${hdr[@]}"; do
+    [ -f "$f" ] || die "missing $f"
+    n=$(basename "$f" .mp4)
+    folder_of "$f" "$work/hdr-in/$n"
+    input="$work/hdr-in/$n/$(basename "$f")"
+    cmd="$vf transcode $(q "$work/hdr-in/$n") --out $(q "$work/hdr/ours-$n") --ladder 720x1280 --preview-seconds 0 --no-segments --jobs 1 --force -q"
+    sh -c "$cmd" >/dev/null || die "videofeed failed: $cmd"
+    out=$(find "$work/hdr/ours-$n" -name 720x1280.mp4 | sed -n 1p)
+    [ -n "$out" ] || die "videofeed made no 720x1280.mp4 for $input"
+    grep -q '"tone_mapped":true' "$work/hdr/ours-$n/renditions"*.jsonl || echo "note: videofeed did not tone-map $n" >&2
+    sz=$(probe "$out" width,height)
+    w=${sz%,*} h=${sz#*,}
+    ref=$work/hdr/ffmpeg-$n.mp4
+    fcmd="ffmpeg -nostdin -v error -y -i $(q "$input") -vf $tonemap,scale=$w:$h $(ffenc "$w" "$h" "$(probe "$input" avg_frame_rate)") -movflags +faststart $(q "$ref")"
+    sh -c "$fcmd" || die "ffmpeg failed: $fcmd"
+    read -r yo fo <<< "$(yavg_of "$out")"
+    read -r yr fr <<< "$(yavg_of "$ref")"
+    { [ -n "${yo:-}" ] && [ -n "${yr:-}" ]; } || die "no YAVG for $n"
+    rows+=("$(python3 -c 'import sys; n, sz, fo, fr, yo, yr = sys.argv[1:]
+d = (float(yo) - float(yr)) / float(yr)
+ok = "met" if abs(d) <= 0.10 else "**missed**"
+print(f"| {n} | {sz} | {fo} / {fr} | {float(yo):.2f} | {float(yr):.2f} | **{d * 100:+.2f} %** | {ok} |")' \
+      "$(basename "$f")" "${w}x$h" "$fo" "$fr" "$yo" "$yr")")
+    cmds+=("$cmd" "$fcmd")
+  done
+  echo "## 6. HDR: our default (tone-mapped) rendition vs an ffmpeg zscale + tonemap=hable reference, mean luma"
+  echo
+  echo "| source | size | frames ours / ref | YAVG ours | YAVG ref | ours vs ref | target (±10 %) |"
+  echo "| --- | --- | --- | --- | --- | --- | --- |"
+  printf '%s\n' "${rows[@]}"
+  echo
+  echo '```sh'
+  printf '%s\n' "${cmds[@]}"
+  echo "ffmpeg -i RENDITION -an -vf signalstats,metadata=print:key=lavfi.signalstats.YAVG:file=- -f null -   # averaged"
+  echo '```'
+fi
