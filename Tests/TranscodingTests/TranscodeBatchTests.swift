@@ -38,12 +38,17 @@ import Transcoding
     @Test("a batch records every item; a rerun skips the unchanged ones and redoes a changed one in a new folder, removing the old")
     func incremental() async throws {
         let (source, out) = try Self.feed(["rotated_phone.mp4", "anamorphic.mkv", "bad/truncated.mp4"])
+        // A hostile playlist uploaded as .mp4, listing a local file: refused by the open policy, named; the rest goes on.
+        try FileManager.default.copyItem(atPath: TestFixtures.folder.appendingPathComponent("hostile/local_read.m3u8").path,
+                                         toPath: source.appendingPathComponent("local_read.mp4").path)
         defer { try? FileManager.default.removeItem(at: source.deletingLastPathComponent()) }
         let first = try await Self.run(source, out)
-        #expect(first.items == 3 && first.transcoded == 2 && first.failures.count == 1)
-        #expect(first.failures.first?.item == "truncated")
+        #expect(first.items == 4 && first.transcoded == 2 && first.failures.count == 2, "\(first.failures)")
+        #expect(first.failures.map(\.item).sorted() == ["local_read", "truncated"])
+        #expect(first.failures.contains { $0.description.contains("local_read") && $0.description.contains("policy") },
+                "\(first.failures)")
         let records = RenditionFile.read(out.appendingPathComponent("renditions.jsonl")).records
-        #expect(records.map(\.publicID) == ["anamorphic", "rotated_phone", "truncated"])
+        #expect(records.map(\.publicID) == ["anamorphic", "local_read", "rotated_phone", "truncated"])
         let phone = try #require(records.first { $0.publicID == "rotated_phone" })
         #expect(phone.status == .ok && phone.hasAudio == true)
         #expect(phone.renditions.first?.codecs.hasSuffix(",mp4a.40.2") == true)
@@ -53,7 +58,7 @@ import Transcoding
         #expect(records.first { $0.publicID == "truncated" }?.error?.contains("truncated") == true)
 
         let second = try await Self.run(source, out)
-        #expect(second.skipped == 2 && second.transcoded == 0 && second.failures.count == 1)
+        #expect(second.skipped == 2 && second.transcoded == 0 && second.failures.count == 2)
 
         // A new version of one source: a new folder, and the old one gone once the record points at the new.
         let oldFolder = try #require(phone.folder)
