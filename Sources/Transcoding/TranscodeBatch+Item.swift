@@ -101,6 +101,17 @@ extension TranscodeBatch {
         if let failure {
             record.status = .failed
             record.error = failure.description
+            if let previous, previous.status == .ok || previous.folder != nil {
+                // The last good version stays served (and on disk) until a new one is made: a new upload that
+                // cannot be read, or a source that is unreachable today, must not take the item out of the feed.
+                record.folder = previous.folder
+                record.renditions = previous.renditions
+                record.master = previous.master
+                record.previewMP4 = previous.previewMP4
+                record.previewWebP = previous.previewWebP
+                record.hasAudio = previous.hasAudio
+                record.duration = previous.duration
+            }
         }
         record.seconds = (Date().timeIntervalSince(started) * 1000).rounded() / 1000
         return Outcome(record: record, failure: failure)

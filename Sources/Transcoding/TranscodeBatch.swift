@@ -110,8 +110,15 @@ public final class TranscodeBatch: Sendable {
         let locks = try OutputLock.forRun(in: out, shardFile: configuration.shard.count == 1 ? nil
                                             : RenditionFile.name(for: configuration.shard))
         defer { locks.forEach { $0.release() } }
-        // Staging folders and temporary files of a killed run.
-        AtomicFile.removeAbandonedTemporaries(in: out)
+        // Staging folders and temporary files of a killed run. An unsharded run holds the folder alone and clears
+        // them all; a shard clears only its own items' (no other shard writes those, and this shard cannot run twice),
+        // since other shards' writers may be alive in other pods or on other hosts, where their process ids mean
+        // nothing here.
+        if configuration.shard.count == 1 {
+            AtomicFile.removeAbandonedTemporaries(in: out)
+        } else {
+            removeOwnTemporaries(in: out, recordFile: recordURL.lastPathComponent)
+        }
 
         let previous = RenditionFile.read(recordURL).records
         var byID: [String: RenditionRecord] = [:]
@@ -152,7 +159,7 @@ public final class TranscodeBatch: Sendable {
                     let outcome = self.process(item, previous: previous)
                     if let failure = outcome.failure { failures.withLock { $0.append(failure) } }
                     if outcome.skipped { lateSkips.wrappingAdd(1, ordering: .relaxed) }
-                    if let old = previous?.folder, old != outcome.record.folder {
+                    if outcome.failure == nil, let old = previous?.folder, old != outcome.record.folder {
                         stale.withLock { $0.append(old) }
                     }
                     let done = journal.record(outcome.record)
@@ -177,6 +184,31 @@ public final class TranscodeBatch: Sendable {
                        skipped: kept.count + skippedLate, failures: failed.sorted { $0.description < $1.description },
                        removed: removed.count, keptGone: keptGone.count, recordFile: recordURL,
                        elapsed: Self.seconds(since: started))
+    }
+
+    /// Removes this shard's leftovers: its items' staging folders (`.<name>.<version>.tmp-<pid>-<n>`) and its record
+    /// file's temporary files.
+    func removeOwnTemporaries(in out: URL, recordFile: String) {
+        let folder = OutputFolder(out)
+        var byFolder: [String: [String]] = [:]
+        for item in items {
+            let relative = OutputPath.relative(for: item.publicID)
+            let parent = (relative as NSString).deletingLastPathComponent
+            byFolder[parent, default: []].append((relative as NSString).lastPathComponent)
+        }
+        byFolder[""] = (byFolder[""] ?? [])
+        for (parent, names) in byFolder {
+            let directory = parent.isEmpty ? out : out.appendingPathComponent(parent)
+            guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { continue }
+            let patterns = names.map { "^\\." + NSRegularExpression.escapedPattern(for: $0) + "\\.[0-9a-f]{8}\\.tmp-[0-9]+-[0-9]+$" }
+                + (parent.isEmpty ? ["^\\." + NSRegularExpression.escapedPattern(for: recordFile) + "\\.tmp-[0-9]+-[0-9]+$"] : [])
+            let expressions = patterns.compactMap { try? NSRegularExpression(pattern: $0) }
+            for entry in entries where entry.hasPrefix(".") {
+                let range = NSRange(entry.startIndex..., in: entry)
+                guard expressions.contains(where: { $0.firstMatch(in: entry, range: range) != nil }) else { continue }
+                try? folder.removeFolder(parent.isEmpty ? entry : parent + "/" + entry)
+            }
+        }
     }
 
     /// Whether `record` was made from this version of the source with these settings and its files are all there.

@@ -234,8 +234,46 @@ import Testing
             #expect(alone == (try times(batchInit, batch, name: "batch-\(k).mp4")), "segment \(k)")
             #expect(alone.first == Double(k * 2000))
         }
+        // Many decoder threads hold the first picture back while the audio runs past a segment's window: the
+        // segment and the init still come out (they once waited forever for an audio end already given).
+        var threaded = Self.single
+        threaded.threads = 16
+        let held = try Transcoder(file: MediaFile(path: source), settings: threaded)
+        #expect(try held.initialization(rendition: 0) == batchInit)
+        #expect(try held.segment(1, rendition: 0).frames == 60)
         #expect(throws: MediaError.self) { try transcoder.segment(3, rendition: 0) }
         #expect(throws: MediaError.self) { try transcoder.segment(0, rendition: 1) }
+    }
+
+    @Test("a stream that changes size midway (two TS captures joined) is transcoded whole at one output size")
+    func sizeChange() throws {
+        let folder = try TestFixtures.temporaryFolder("transcode-size")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var joined = Data()
+        for (i, size) in ["320x240", "176x144"].enumerated() {
+            let part = folder.appendingPathComponent("part\(i).ts").path
+            let ffmpeg = Process()
+            ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            ffmpeg.arguments = ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
+                                "testsrc2=size=\(size):rate=25:duration=1", "-c:v", "libx264", "-g", "25",
+                                "-output_ts_offset", String(i * 2), part]
+            try ffmpeg.run()
+            ffmpeg.waitUntilExit()
+            try #require(ffmpeg.terminationStatus == 0)
+            joined += try Data(contentsOf: URL(fileURLWithPath: part))
+        }
+        let source = folder.appendingPathComponent("joined.ts")
+        try joined.write(to: source)
+        let (out, report) = try Self.transcode(source.path)
+        defer { try? FileManager.default.removeItem(at: out) }
+        let made = try Self.decode(out.appendingPathComponent("720x1280.mp4").path)
+        // Every frame the decoder gives (FFmpeg's h264 decoder drops the frames it was still reordering at the
+        // switch, as the ffmpeg CLI does): before the fix the second part's frames went into a graph built for the
+        // first part's size.
+        let decodable = try Self.decode(source.path).frames
+        #expect(decodable >= 45)
+        #expect(made.frames == decodable)
+        #expect(report.renditions.first.map { "\($0.width)x\($0.height)" } == "320x240")
     }
 
     @Test("bad input fails with a typed error naming the item",

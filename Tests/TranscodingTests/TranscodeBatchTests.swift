@@ -79,6 +79,25 @@ import Transcoding
         #expect(!left.contains { $0.hasPrefix("anamorphic") }, "\(left)")
     }
 
+    @Test("a shard clears only its own items' staging folders: another shard's writer may be alive on another host")
+    func shardStaging() async throws {
+        let (source, out) = try Self.feed(["long_gop_b.mp4", "surround.mp4", "hlg.mp4", "mono_22k.mkv"])
+        defer { try? FileManager.default.removeItem(at: source.deletingLastPathComponent()) }
+        let page = try await DirectoryFeedLoader(root: source).loadAll(maxPages: 10)
+        let shard = try #require(Shard(index: 0, count: 2))
+        let mine = try #require(page.items.first { shard.contains($0.publicID) }?.publicID)
+        let theirs = try #require(page.items.first { !shard.contains($0.publicID) }?.publicID)
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let own = out.appendingPathComponent(".\(mine).0123abcd.tmp-999999-1")
+        let other = out.appendingPathComponent(".\(theirs).0123abcd.tmp-999999-1")
+        for folder in [own, other] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        var configuration = TranscodeBatch.Configuration(output: out, settings: Self.settings, jobs: 1, shard: shard)
+        configuration.timeLimit = 120
+        _ = try TranscodeBatch(feed: page.items, configuration: configuration).run()
+        #expect(!FileManager.default.fileExists(atPath: own.path))
+        #expect(FileManager.default.fileExists(atPath: other.path), "shard 0 removed shard 1's staging folder")
+    }
+
     @Test("a killed run's staging folder is removed by the next run, and no item folder is ever half made")
     func staging() async throws {
         let (source, out) = try Self.feed(["long_gop_b.mp4"])

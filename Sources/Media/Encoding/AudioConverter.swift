@@ -19,6 +19,7 @@ final class AudioConverter {
     /// The first output sample kept and the first no longer kept (grid points), in 1/outputRate.
     let startSample: Int64
     private let endSample: Int64?
+    private let frameSize: Int
     /// Output samples produced so far (the pts of the next frame pulled, in 1/outputRate).
     private var nextPTS: Int64? = nil
     /// Samples still to drop before `start`.
@@ -38,13 +39,14 @@ final class AudioConverter {
         self.inputTimeBase = inputTimeBase
         self.origin = origin
         let rate = Double(outputRate)
-        let grid = Int64((max(0, gridOrigin) * rate).rounded())
+        let grid = Int64((min(max(0, gridOrigin), 1e9) * rate).rounded())
         func gridPoint(_ seconds: Double) -> Int64 {
-            let sample = Int64((seconds * rate).rounded(.up))
+            let sample = Int64((min(max(seconds, 0), 1e9) * rate).rounded(.up))
             if sample <= grid { return grid }
             let n = (sample - grid + Int64(frameSize) - 1) / Int64(frameSize)
             return grid + n * Int64(frameSize)
         }
+        self.frameSize = frameSize
         self.startSample = gridPoint(start)
         self.endSample = end.map(gridPoint)
         av_channel_layout_default(&outputLayout, 2)
@@ -75,12 +77,14 @@ final class AudioConverter {
                 let ts = input.pointee.best_effort_timestamp != vf_nopts_value()
                     ? input.pointee.best_effort_timestamp : input.pointee.pts
                 let tb = Double(inputTimeBase.num) / Double(max(inputTimeBase.den, 1))
-                let first = ts == vf_nopts_value() ? startSample
-                    : Int64((Double(ts - origin) * tb * Double(outputRate)).rounded())
+                let shifted = ts.subtractingReportingOverflow(origin)
+                let seconds = Double(shifted.partialValue) * tb
+                let first = ts == vf_nopts_value() || shifted.overflow || !seconds.isFinite || abs(seconds) > 1e9
+                    ? startSample : Int64((seconds * Double(outputRate)).rounded())
                 // Samples before the span are dropped; a stream that starts a little late (less than a frame) is
                 // taken as starting on the grid, so every run numbers the same frames alike.
                 toDrop = Int(max(0, startSample - first))
-                nextPTS = first - startSample < 1024 ? startSample : first
+                nextPTS = first - startSample < Int64(frameSize) ? startSample : first
             }
         } else if resampler == nil {
             return

@@ -188,7 +188,8 @@ enum Codec {
     static func encode(_ ctx: UnsafeMutablePointer<AVCodecContext>, _ frame: UnsafeMutablePointer<AVFrame>?,
                        item: String) throws -> [Packet] {
         let sent = avcodec_send_frame(ctx, frame)
-        if sent < 0 && sent != vf_averror_eof() {
+        // EOF only answers a second drain; a frame sent after the drain is an error, not silently dropped.
+        if sent < 0 && !(sent == vf_averror_eof() && frame == nil) {
             throw MediaError.ffmpeg(sent, operation: "encode", item: item)
         }
         var out: [Packet] = []

@@ -49,10 +49,10 @@ final class SegmentCutter {
         if let only {
             segment = only
         } else if let current = currentSegment {
-            let boundary = Int(((time + 1e-4) / seconds).rounded(.down))
+            let boundary = Self.index(time, seconds)
             segment = packet.isKey && boundary > current ? boundary : current
         } else {
-            segment = max(0, Int(((time + 1e-4) / seconds).rounded(.down)))
+            segment = max(0, Self.index(time, seconds))
         }
         if nextToEmit == nil { nextToEmit = segment }
         currentSegment = segment
@@ -76,12 +76,20 @@ final class SegmentCutter {
         try emitReady()
     }
 
+    /// The segment a time falls in, clamped so that a hostile timestamp cannot trap.
+    static func index(_ time: Double, _ seconds: Double) -> Int {
+        let value = ((time + 1e-4) / seconds).rounded(.down)
+        guard value.isFinite else { return 0 }
+        return Int(min(max(value, -1e12), 1e12))
+    }
+
     private func emitReady() throws {
         while let s = nextToEmit {
             let videoPast = videoEnded || (currentSegment ?? Int.min) > s
             let isLast = videoEnded && !video.contains { $0.segment > s }
             let audioPast = audioEnded || audioReached >= Double(s + 1) * seconds
-            guard videoPast, audioPast || (isLast && audioEnded) else { return }
+            // The last segment takes the rest of the audio: it waits for the audio's end (the encoder's flush).
+            guard videoPast, isLast ? audioEnded : audioPast else { return }
             let frames = video.filter { $0.segment == s }
             guard !frames.isEmpty || !isLast || !audio.isEmpty else { return }
             let start = frames.map(\.start).min() ?? Double(s) * seconds

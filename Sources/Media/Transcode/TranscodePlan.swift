@@ -34,7 +34,10 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
     public var audioStream: Int?
 
     /// Segments of a rendition: `ceil(duration / segmentSeconds)`, at least 1.
-    public var segmentCount: Int { max(1, Int((duration / segmentSeconds - 1e-6).rounded(.up))) }
+    public var segmentCount: Int {
+        let count = (duration / segmentSeconds - 1e-6).rounded(.up)
+        return count.isFinite ? max(1, Int(min(count, 1e9))) : 1
+    }
 
     /// The plan for `info` under `settings`.
     /// - Throws: ``MediaError`` `noVideoStream` (an audio file without a cover picture), `invalidArgument` for

@@ -141,6 +141,7 @@ private final class Pipeline {
         item = file.item
         video = try StreamDecoder(file: file, stream: plan.videoStream, threads: settings.threads)
         if let index = plan.audioStream {
+            // An audio track FFmpeg cannot decode leaves the renditions silent, not failed.
             audio = try? StreamDecoder(file: file, stream: index, threads: 1)
         } else {
             audio = nil
@@ -148,17 +149,18 @@ private final class Pipeline {
         audioDone = audio == nil
         let stream = file.stream(at: plan.videoStream)
         let tb = stream.pointee.time_base
-        videoOrigin = Int64((file.info.startTime * Double(tb.den) / Double(max(tb.num, 1))).rounded())
+        videoOrigin = Pipeline.ticks(file.info.startTime, tb)
         if let audio {
             let atb = audio.timeBase
-            let origin = Int64((file.info.startTime * Double(atb.den) / Double(max(atb.num, 1))).rounded())
+            let origin = Pipeline.ticks(file.info.startTime, atb)
             let rate = Pipeline.outputRate(file.info.streams.first { $0.index == audio.streamIndex }?.sampleRate ?? 48000)
             let encoder = try AudioEncoder(sampleRate: rate, bitRate: settings.audioBitrate, globalHeader: true,
                                            item: item)
             let audioStream = file.stream(at: audio.streamIndex)
             let streamStart = audioStream.pointee.start_time == vf_nopts_value() ? origin
                 : audioStream.pointee.start_time
-            let gridOrigin = Double(streamStart - origin) * Double(atb.num) / Double(max(atb.den, 1))
+            let gridOrigin = Double(streamStart.subtractingReportingOverflow(origin).partialValue) * Double(atb.num)
+                / Double(max(atb.den, 1))
             converter = try AudioConverter(outputRate: rate, inputTimeBase: atb, origin: origin,
                                            gridOrigin: gridOrigin, frameSize: encoder.frameSize,
                                            start: window?.0 ?? 0, end: window?.1, item: item)
@@ -189,7 +191,7 @@ private final class Pipeline {
             throw MediaError(.invalidData, operation: "transcode", item: item,
                              message: "segment \(window?.index ?? 0) has no frames")
         }
-        segment.codecs = outputs.first?.codecs(hasAudio: plan.hasAudio) ?? ""
+        segment.codecs = outputs.first?.codecs(hasAudio: audioEncoder != nil) ?? ""
         return segment
     }
 
@@ -218,13 +220,9 @@ private final class Pipeline {
             throw MediaError(.limitExceeded, operation: "transcode", item: item, message: "out of memory")
         }
         while !(videoDone && audioDone) {
-            let read: PacketRead
-            do {
-                read = try file.readPacket(into: packet.raw)
-            } catch let error as MediaError where error.kind == .io && video.framesDecoded > 0 {
-                // Like the ffmpeg CLI: a read error after frames were decoded ends the input.
-                read = .endOfFile
-            }
+            // A read error fails the item (where the ffmpeg CLI would end the input there): a rendition cut short
+            // would be recorded as done and never redone.
+            let read = try file.readPacket(into: packet.raw)
             if read == .endOfFile { break }
             let index = Int(packet.raw.pointee.stream_index)
             if index == video.streamIndex, !videoDone {
@@ -264,7 +262,9 @@ private final class Pipeline {
         let ts = raw.pointee.best_effort_timestamp != vf_nopts_value() ? raw.pointee.best_effort_timestamp
             : raw.pointee.pts
         let tb = video.timeBase
-        let pts = ts == vf_nopts_value() ? Int64(video.framesDecoded - 1) : ts - videoOrigin
+        // Hostile timestamps must not trap: an overflowing difference counts as no timestamp.
+        let shifted = ts.subtractingReportingOverflow(videoOrigin)
+        let pts = ts == vf_nopts_value() || shifted.overflow ? Int64(video.framesDecoded - 1) : shifted.partialValue
         raw.pointee.pts = pts
         let seconds = Double(pts) * Double(tb.num) / Double(max(tb.den, 1))
         if let window, !firstFrameOnly {
@@ -328,8 +328,29 @@ private final class Pipeline {
     private func filter(_ frame: UnsafeMutablePointer<AVFrame>) throws {
         try file.throwIfCancelled("transcode")
         frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
+        if let setup = graphSetup, graph != nil, Pipeline.shape(frame) != setup.shape {
+            // The stream changed size, pixel format or aspect midway (an ad break in a broadcast, a new SPS): the
+            // graph was configured for the old pictures, so it is drained and built anew for the new ones, as the
+            // ffmpeg CLI does. The branches keep their output sizes, so the encoders go on.
+            try graph?.push(nil)
+            try drainGraph(ending: true)
+            graph = try FilterGraph(setup.description, input: frame, timeBase: setup.timeBase,
+                                    frameRate: setup.frameRate, outputs: setup.outputs, threads: settings.threads,
+                                    item: item)
+            graphSetup?.shape = Pipeline.shape(frame)
+        }
         try graph?.push(frame)
         try drainGraph(ending: false)
+    }
+
+    /// How the graph was built, to rebuild it for pictures of another shape.
+    private var graphSetup: (description: String, timeBase: AVRational, frameRate: AVRational, outputs: Int,
+                             shape: [Int32])? = nil
+
+    /// What a graph's input is configured for: size, pixel format, sample aspect ratio.
+    static func shape(_ frame: UnsafeMutablePointer<AVFrame>) -> [Int32] {
+        [frame.pointee.width, frame.pointee.height, frame.pointee.format, frame.pointee.sample_aspect_ratio.num,
+         frame.pointee.sample_aspect_ratio.den]
     }
 
     private func drainGraph(ending: Bool) throws {
@@ -442,6 +463,7 @@ private final class Pipeline {
         let graph = try FilterGraph(description, input: first, timeBase: timeBase, frameRate: frameRate,
                                     outputs: branches.count, threads: settings.threads, item: item)
         self.graph = graph
+        graphSetup = (description, timeBase, frameRate, branches.count, Pipeline.shape(first))
         var made: [Output] = []
         for (i, r) in rungs.enumerated() {
             made.append(try makeRendition(graph: graph, sink: i, rung: plan.renditions[r], sourceRate: frameRate))
@@ -481,6 +503,8 @@ private final class Pipeline {
             for output in outputs { try output.audio(packet) }
         }
         queuedAudio = []
+        // The audio may have ended (a segment's window passed) before the first picture made the outputs.
+        if finishedAudio { for output in outputs { try output.finishAudio() } }
     }
 
     private func makeRendition(graph: FilterGraph, sink: Int, rung: TranscodePlan.Rendition,
@@ -599,6 +623,13 @@ private final class Pipeline {
         return filters.joined(separator: ",")
     }
 
+    /// `seconds` in ticks of `timeBase`, clamped so that no conversion traps on a hostile start time.
+    static func ticks(_ seconds: Double, _ timeBase: AVRational) -> Int64 {
+        let value = seconds * Double(timeBase.den) / Double(max(timeBase.num, 1))
+        guard value.isFinite else { return 0 }
+        return Int64(min(max(value, -4e18), 4e18).rounded())
+    }
+
     static func rate(_ rate: AVRational, or fallback: AVRational) -> AVRational {
         if rate.num > 0 && rate.den > 0 { return rate }
         if fallback.num > 0 && fallback.den > 0 { return fallback }
@@ -619,7 +650,7 @@ private final class Pipeline {
         guard let folder else { throw MediaError(.invalidArgument, operation: "transcode", item: item, message: "no folder") }
         var renditions: [TranscodeReport.Rendition] = []
         var previewMP4: String? = nil, previewWebP: String? = nil
-        let audioCodec = plan.hasAudio ? "," + CodecString.aacLC : ""
+        let audioCodec = audioEncoder != nil ? "," + CodecString.aacLC : ""
         for output in outputs {
             // Rename each finished file into place.
             if let temp = output.mp4Temporary, let path = output.mp4Path {
@@ -677,7 +708,7 @@ private final class Pipeline {
             master = "master.m3u8"
         }
         return TranscodeReport(renditions: renditions, masterPlaylist: master, previewMP4: previewMP4,
-                               previewWebP: previewWebP, hasAudio: plan.hasAudio, wasStill: still,
+                               previewWebP: previewWebP, hasAudio: audioEncoder != nil, wasStill: still,
                                deinterlaced: deinterlaced, toneMapped: toneMapped, sourceFrames: video.framesDecoded)
     }
 }
@@ -751,7 +782,11 @@ private final class Output {
         // Packet durations: the gap to the next frame (known by the time the encoder gives the packet out), and
         // for the last frame the gap before it. (A frame's own duration field is in its source's time base, which
         // the graph may have changed.) The muxers give the last sample its duration from it.
-        if let lastPTS { durations[lastPTS] = pts - lastPTS; lastGap = pts - lastPTS }
+        if let lastPTS {
+            let gap = pts.subtractingReportingOverflow(lastPTS)
+            lastGap = gap.overflow ? 1 : gap.partialValue
+            durations[lastPTS] = lastGap
+        }
         durations[pts] = lastGap
         lastPTS = pts
         width = Int(raw.pointee.width)
