@@ -245,6 +245,20 @@ import Testing
         #expect(throws: MediaError.self) { try transcoder.segment(0, rendition: 1) }
     }
 
+    @Test("a still's segments made on demand: its picture for the segment's span, with the batch's init")
+    func stillOnDemand() throws {
+        let source = TestFixtures.media("image.jpg")
+        let (out, report) = try Self.transcode(source)
+        defer { try? FileManager.default.removeItem(at: out) }
+        let rendition = try #require(report.renditions.first)
+        let batchInit = try [UInt8](Data(contentsOf: out.appendingPathComponent(try #require(rendition.initSegment))))
+        let transcoder = try Transcoder(file: MediaFile(path: source), settings: Self.single)
+        let second = try transcoder.segment(1, rendition: 0)
+        #expect(second.frames == 30, "[2 s, 3 s) at 30 fps")
+        #expect(abs(second.start - 2) < 0.001)
+        #expect(second.initialization == batchInit)
+    }
+
     @Test("a stream that changes size midway (two TS captures joined) is transcoded whole at one output size")
     func sizeChange() throws {
         let folder = try TestFixtures.temporaryFolder("transcode-size")

@@ -19,6 +19,8 @@ final class AudioConverter {
     /// The first output sample kept and the first no longer kept (grid points), in 1/outputRate.
     let startSample: Int64
     private let endSample: Int64?
+    /// The first grid point of the span's end: packets at or after it belong to the next span.
+    let cutSample: Int64?
     private let frameSize: Int
     /// Output samples produced so far (the pts of the next frame pulled, in 1/outputRate).
     private var nextPTS: Int64? = nil
@@ -48,7 +50,10 @@ final class AudioConverter {
         }
         self.frameSize = frameSize
         self.startSample = gridPoint(start)
-        self.endSample = end.map(gridPoint)
+        // One frame past the span's end is still encoded: AAC frames overlap, so the span's last packet needs the
+        // samples after it to decode as the whole stream's does; the caller drops the packets at or after `cutSample`.
+        self.cutSample = end.map(gridPoint)
+        self.endSample = end.map { gridPoint($0) + Int64(frameSize) }
         av_channel_layout_default(&outputLayout, 2)
         guard let fifo = av_audio_fifo_alloc(AV_SAMPLE_FMT_FLTP, 2, 4096) else {
             throw MediaError(.limitExceeded, operation: "resample", item: item, message: "out of memory")

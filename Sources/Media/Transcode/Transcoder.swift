@@ -92,6 +92,8 @@ public final class Transcoder {
 
     /// Whether the file was read already (the next operation starts over from the beginning).
     private var used = false
+    /// A still's one picture once decoded: image demuxers cannot always seek back to it.
+    var stillPicture: Frame? = nil
 
     private func rewind() throws {
         let start = file.context.pointee.start_time == vf_nopts_value() ? 0 : file.context.pointee.start_time
@@ -131,7 +133,11 @@ private final class Pipeline {
     private var initFrames = 0
     var temporaries: [String] = []
 
+    /// The transcoder (for the still picture it keeps between operations).
+    unowned let transcoder: Transcoder
+
     init(transcoder: Transcoder, rungs: [Int], window: (Double, Double, Int)?, folder: URL?) throws {
+        self.transcoder = transcoder
         file = transcoder.file
         settings = transcoder.settings
         plan = transcoder.plan
@@ -185,7 +191,8 @@ private final class Pipeline {
     }
 
     func runSegment() throws -> TranscodedSegment {
-        if let window, window.start > 0 { try seek(to: window.start) }
+        // A still has one picture: no seek, its frames are made from it.
+        if let window, window.start > 0, !plan.isStill { try seek(to: window.start) }
         try pump()
         guard var segment = onDemand else {
             throw MediaError(.invalidData, operation: "transcode", item: item,
@@ -216,6 +223,13 @@ private final class Pipeline {
 
     /// Reads every packet (or those of the window), decodes, filters, encodes and muxes; then drains everything.
     private func pump() throws {
+        if plan.isStill, let picture = transcoder.stillPicture?.clone() {
+            // The picture decoded by an earlier operation: nothing to read again.
+            videoDone = true
+            try videoFrameReady(picture)
+            try finishVideo()
+            return
+        }
         guard let packet = Packet() else {
             throw MediaError(.limitExceeded, operation: "transcode", item: item, message: "out of memory")
         }
@@ -258,6 +272,11 @@ private final class Pipeline {
 
     private func videoFrame(_ frame: Frame) throws {
         if videoDone { return }
+        if plan.isStill, transcoder.stillPicture == nil { transcoder.stillPicture = frame.clone() }
+        try videoFrameReady(frame)
+    }
+
+    private func videoFrameReady(_ frame: Frame) throws {
         let raw = frame.raw
         let ts = raw.pointee.best_effort_timestamp != vf_nopts_value() ? raw.pointee.best_effort_timestamp
             : raw.pointee.pts
@@ -267,7 +286,7 @@ private final class Pipeline {
         let pts = ts == vf_nopts_value() || shifted.overflow ? Int64(video.framesDecoded - 1) : shifted.partialValue
         raw.pointee.pts = pts
         let seconds = Double(pts) * Double(tb.num) / Double(max(tb.den, 1))
-        if let window, !firstFrameOnly {
+        if let window, !firstFrameOnly, !plan.isStill {
             if seconds < window.start - 0.0005 { return }
             if seconds >= window.end - 0.0005 {
                 videoDone = true
@@ -277,6 +296,16 @@ private final class Pipeline {
         if firstFrameOnly {
             // Enough frames for the encoder's reordering delay to show (the edit list depends on it).
             if graph == nil { try configure(first: raw, still: plan.isStill) }
+            if plan.isStill {
+                // A still's video is its one picture repeated: as many copies as the encoder's delay needs.
+                for i in 0..<8 {
+                    guard let copy = frame.clone() else { break }
+                    copy.raw.pointee.pts = Int64(i)
+                    try filter(copy.raw)
+                }
+                videoDone = true
+                return
+            }
             try filter(raw)
             initFrames += 1
             if initFrames >= 8 { videoDone = true }
@@ -408,6 +437,10 @@ private final class Pipeline {
         if let window, window.index > 0, let start = converter?.startSample {
             // A segment made alone starts with the encoder's priming frame, which the segment before holds already.
             packets.removeAll { $0.pts < start }
+        }
+        if window != nil, let cut = converter?.cutSample {
+            // ... and ends with a frame encoded only so that its last packet decodes right: the next segment's.
+            packets.removeAll { $0.pts >= cut }
         }
         guard !packets.isEmpty else { return }
         if outputs.isEmpty {
