@@ -263,7 +263,8 @@ struct TranscodeSegmentCommand: ParsableCommand {
         let media: MediaFile
         let segment: TranscodedSegment
         do {
-            let options = policy.applied(to: OpenOptions(streamInfo: .header))
+            // The batch's policy for strangers' uploads: what a server does on demand is done to untrusted input.
+            let options = policy.applied(to: TranscodeBatch.defaultOpenOptions)
             media = try MediaFile(path: file, options: options)
             segment = try Transcoder(file: media, settings: rendition.settings()).segment(index, rendition: renditionIndex)
             let folder = URL(fileURLWithPath: out)

@@ -308,6 +308,21 @@ import Testing
         #expect(left.isEmpty, "\(left)")
     }
 
+    @Test("settings a filter or encoder cannot take are refused before any work, naming the setting")
+    func badSettings() throws {
+        var zeroRate = Self.single
+        zeroRate.stillFrameRate = 0
+        var preset = Self.single
+        preset.video.preset = "warp"
+        var ladder = Self.single
+        ladder.ladder = []
+        for (settings, words) in [(zeroRate, "still frame rate"), (preset, "preset"), (ladder, "ladder")] {
+            #expect { try Transcoder(file: MediaFile(path: TestFixtures.media("image.png")), settings: settings) } throws: {
+                ($0 as? MediaError)?.kind == .invalidArgument && "\($0)".contains(words)
+            }
+        }
+    }
+
     @Test("cancelling stops a transcode with .cancelled and leaves no temporary file")
     func cancel() throws {
         let token = CancellationToken()

@@ -55,7 +55,10 @@ final class FilterGraph {
         // The open ends of the description: its [in] is fed by our source, each [outN] feeds our sink N.
         var inputs: UnsafeMutablePointer<AVFilterInOut>? = nil
         for (i, sink) in sinkList.enumerated().reversed() {
-            guard let node = avfilter_inout_alloc() else { throw fail(vf_averror(ENOMEM), "out of memory for") }
+            guard let node = avfilter_inout_alloc() else {
+                avfilter_inout_free(&inputs)
+                throw fail(vf_averror(ENOMEM), "out of memory for")
+            }
             node.pointee.name = av_strdup("out\(i)")
             node.pointee.filter_ctx = sink
             node.pointee.pad_idx = 0

@@ -51,6 +51,9 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
             throw MediaError(.invalidArgument, operation: "plan", item: item,
                              message: "segment length \(settings.segmentSeconds) s is not within 0.5…60 s")
         }
+        if let problem = TranscodePlan.settingsProblem(settings) {
+            throw MediaError(.invalidArgument, operation: "plan", item: item, message: problem)
+        }
         guard let video = info.primaryVideoStream else {
             let audio = info.streams.contains { $0.kind == .audio }
             throw MediaError(.noVideoStream, operation: "plan", item: item, message: audio
@@ -83,6 +86,27 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
                                    maxBitrate: Int(rate)))
         }
         renditions = rungs
+    }
+
+    /// Why `settings` cannot work, or nil: each number within what its filter or encoder takes.
+    static func settingsProblem(_ s: TranscodeSettings) -> String? {
+        if !(0...51).contains(s.video.crf) { return "crf \(s.video.crf) is not within 0…51" }
+        if !VideoEncoding.presets.contains(s.video.preset) { return "'\(s.video.preset)' is no x264 preset" }
+        if !["baseline", "main", "high"].contains(s.video.profile) { return "'\(s.video.profile)' is no H.264 profile" }
+        if !(s.maxFrameRate >= 1 && s.maxFrameRate <= 240) { return "frame-rate cap \(s.maxFrameRate) is not within 1…240" }
+        if !(1...240).contains(s.stillFrameRate) { return "still frame rate \(s.stillFrameRate) is not within 1…240" }
+        if !(s.stillSeconds >= 0.1 && s.stillSeconds <= 60) { return "still length \(s.stillSeconds) s is not within 0.1…60 s" }
+        if !(16_000...512_000).contains(s.audioBitrate) { return "audio bit rate \(s.audioBitrate) is not within 16…512 kb/s" }
+        if !(s.maxBitsPerPixel > 0 && s.maxBitsPerPixel <= 100) { return "max bits per pixel \(s.maxBitsPerPixel) is not within 0…100" }
+        if !(0...64).contains(s.threads) || !(0...64).contains(s.video.threads) { return "threads must be within 0…64" }
+        if let p = s.preview {
+            if !(p.seconds > 0 && p.seconds <= 60) { return "preview length \(p.seconds) s is not within 0…60 s" }
+            if !(1...60).contains(p.webpFrameRate) { return "preview frame rate \(p.webpFrameRate) is not within 1…60" }
+            if !(0...100).contains(p.webpQuality) { return "preview quality \(p.webpQuality) is not within 0…100" }
+            if p.box.width < 16 || p.box.height < 16 { return "the preview box must be at least 16x16" }
+        }
+        if s.ladder.contains(where: { $0.width > 8192 || $0.height > 8192 }) { return "a ladder box is over 8192 per side" }
+        return nil
     }
 
     /// The picture as a player shows it: the sample aspect ratio applied to the width, then the rotation.
