@@ -2,7 +2,6 @@ import Dispatch
 import Feed
 import Foundation
 import Media
-import Synchronization
 
 extension ThumbnailBatch {
     /// A finished item: its card and, when it failed, why.
@@ -39,29 +38,13 @@ extension ThumbnailBatch {
             card.error = failure.description
             return Outcome(card: card, failure: failure)
         }
-        let token = CancellationToken()
-        let timedOut = Atomic<Bool>(false)
-        var openOptions = configuration.openOptions
-        // What is left of the item's limit after the version check (at least a moment, so the open can fail cleanly).
-        let remaining = configuration.timeLimit.map { max(0.001, $0 - Date().timeIntervalSince(started)) }
-        openOptions.itemTimeLimit = remaining
-        var timer: DispatchWorkItem?
-        if let limit = remaining {
-            openOptions.openTimeout = min(limit, openOptions.openTimeout ?? limit)
-            openOptions.readTimeout = min(limit, openOptions.readTimeout ?? limit)
-            let fire = DispatchWorkItem {
-                timedOut.store(true, ordering: .releasing)
-                token.cancel()
-            }
-            DispatchQueue.global().asyncAfter(deadline: .now() + limit, execute: fire)
-            timer = fire
-        }
-        // A finished item's timer never fires.
-        defer { timer?.cancel() }
-        let renderer = ThumbnailRenderer(options: options, openOptions: openOptions)
+        let deadline = ItemDeadline(limit: configuration.timeLimit, started: started,
+                                    options: configuration.openOptions)
+        defer { deadline.finish() }
+        let renderer = ThumbnailRenderer(options: options, openOptions: deadline.options)
         let failure: Error?
         do {
-            let rendered = try renderer.render(path: source, cancellation: token)
+            let rendered = try renderer.render(path: source, cancellation: deadline.token)
             card.thumbnails = try write(rendered.images, for: item.publicID)
             card.width = rendered.images.first?.width
             card.height = rendered.images.first?.height
@@ -74,9 +57,7 @@ extension ThumbnailBatch {
             failure = error
         } catch let error as MediaError {
             // The timer's cancel and Media's own item deadline (the same limit) both mean the item ran out of time.
-            let itemLimitPassed = error.kind == .timedOut && configuration.timeLimit.map {
-                Date().timeIntervalSince(started) >= $0 } == true
-            if (error.kind == .cancelled && timedOut.load(ordering: .acquiring)) || itemLimitPassed {
+            if deadline.ranOut(error, limit: configuration.timeLimit, started: started) {
                 failure = .timedOut(item: item.publicID, seconds: configuration.timeLimit ?? 0)
             } else {
                 failure = .renderFailed(item: item.publicID, underlying: error)

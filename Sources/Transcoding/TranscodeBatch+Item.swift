@@ -2,7 +2,6 @@ import Dispatch
 import Feed
 import Foundation
 import Media
-import Synchronization
 
 extension TranscodeBatch {
     struct Outcome {
@@ -31,23 +30,9 @@ extension TranscodeBatch {
         // The folder's name carries the version: a new source or new settings make a new folder.
         let version = StableHash.short("\(fingerprint)|\(stamp.size ?? -1)|\(stamp.mtime ?? -1)|\(stamp.etag ?? "")")
         let relative = OutputPath.relative(for: item.publicID) + "." + version
-        let token = CancellationToken()
-        let timedOut = Atomic<Bool>(false)
-        var openOptions = configuration.openOptions
-        let remaining = configuration.timeLimit.map { max(0.001, $0 - Date().timeIntervalSince(started)) }
-        openOptions.itemTimeLimit = remaining
-        var timer: DispatchWorkItem?
-        if let limit = remaining {
-            openOptions.openTimeout = min(limit, openOptions.openTimeout ?? limit)
-            openOptions.readTimeout = min(limit, openOptions.readTimeout ?? limit)
-            let fire = DispatchWorkItem {
-                timedOut.store(true, ordering: .releasing)
-                token.cancel()
-            }
-            DispatchQueue.global().asyncAfter(deadline: .now() + limit, execute: fire)
-            timer = fire
-        }
-        defer { timer?.cancel() }
+        let deadline = ItemDeadline(limit: configuration.timeLimit, started: started,
+                                    options: configuration.openOptions)
+        defer { deadline.finish() }
 
         let folder = OutputFolder(configuration.output)
         var failure: TranscodeError? = nil
@@ -57,7 +42,7 @@ extension TranscodeBatch {
             let stage = final.deletingLastPathComponent().appendingPathComponent(
                 ".\(final.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
             staging = stage
-            let file = try MediaFile(path: source, options: openOptions, cancellation: token)
+            let file = try MediaFile(path: source, options: deadline.options, cancellation: deadline.token)
             let transcoder = try Transcoder(file: file, settings: configuration.settings)
             let report = try transcoder.run(into: stage)
             // Whole or nothing: the finished item replaces any earlier copy of the same version in one rename.
@@ -86,9 +71,7 @@ extension TranscodeBatch {
         } catch let refusal as OutputFolder.Refusal {
             failure = .unsafeOutput(item: item.publicID, reason: refusal.description)
         } catch let error as MediaError {
-            let limitPassed = error.kind == .timedOut
-                && configuration.timeLimit.map { Date().timeIntervalSince(started) >= $0 } == true
-            if (error.kind == .cancelled && timedOut.load(ordering: .acquiring)) || limitPassed {
+            if deadline.ranOut(error, limit: configuration.timeLimit, started: started) {
                 failure = .timedOut(item: item.publicID, seconds: configuration.timeLimit ?? 0)
             } else {
                 failure = .failed(item: item.publicID, underlying: error)

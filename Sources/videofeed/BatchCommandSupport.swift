@@ -61,4 +61,37 @@ enum BatchCommandSupport {
         })
         return (removes, kept)
     }
+
+    /// An empty or wholly invalid listing (a schema change, a server bug) would remove every output of the last run:
+    /// without `--allow-empty-feed` that ends the command with exit 2 before the output folder is touched.
+    static func refuseEmptyListing(_ page: FeedPage, allowEmptyFeed: Bool, previousCount: () -> Int,
+                                   command: String) throws {
+        guard page.items.isEmpty && !allowEmptyFeed else { return }
+        let previous = previousCount()
+        guard previous > 0 else { return }
+        Console.error("\(command): the feed has no valid items (\(page.skipped.count) entries skipped as invalid); "
+                      + "refusing to remove the \(previous) items of the last run (--allow-empty-feed does); "
+                      + "nothing in the output folder was changed")
+        throw ExitCode(ExitStatus.couldNotRun)
+    }
+
+    /// Runs a batch with progress on stderr; a batch that cannot run (its folder, its record file, a lock) exits 2.
+    static func run<Summary>(_ command: String, quiet: Bool,
+                             _ body: (ProgressReporter) throws -> Summary) throws -> Summary {
+        let reporter = ProgressReporter(enabled: !quiet, label: command)
+        defer { reporter.finish() }
+        do {
+            return try body(reporter)
+        } catch {
+            reporter.finish()
+            Console.error("\(command): \(Console.describe(error))")
+            throw ExitCode(ExitStatus.couldNotRun)
+        }
+    }
+
+    /// One JSON object on a line, keys sorted.
+    static func jsonLine(_ object: [String: Any]) throws -> String {
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
 }

@@ -54,7 +54,8 @@ final class ProgressReporter: Sendable {
 
     /// Ends the bar's line.
     func finish() {
-        guard enabled, state.withLock({ $0.drewBar }) else { return }
+        // Once: a second call (an error path, then a defer) prints nothing.
+        guard enabled, state.withLock({ s in defer { s.drewBar = false }; return s.drewBar }) else { return }
         FileHandle.standardError.write(Data("\n".utf8))
     }
 

@@ -112,28 +112,13 @@ struct ThumbsRunCommand: ParsableCommand {
         configuration.openOptions = policy.applied(to: configuration.openOptions)
         (configuration.removesGone, configuration.keptIDs) = BatchCommandSupport.removal(page,
                                                                                      allowEmptyFeed: allowEmptyFeed)
-        if page.items.isEmpty && !allowEmptyFeed {
-            // An empty or wholly invalid listing (a schema change, a server bug) would remove every thumbnail.
-            let previous = CardFile.read(URL(fileURLWithPath: out).appendingPathComponent(
-                configuration.shard.cardFileName)).cards.count
-            if previous > 0 {
-                Console.error("thumbs: the feed has no valid items (\(page.skipped.count) entries skipped as invalid); "
-                              + "refusing to remove the \(previous) items of the last run (--allow-empty-feed does); "
-                              + "nothing in the output folder was changed")
-                throw ExitCode(ExitStatus.couldNotRun)
-            }
-        }
+        try BatchCommandSupport.refuseEmptyListing(page, allowEmptyFeed: allowEmptyFeed, previousCount: {
+            CardFile.read(URL(fileURLWithPath: out).appendingPathComponent(configuration.shard.cardFileName)).cards.count
+        }, command: "thumbs")
         let batch = ThumbnailBatch(feed: page.items, configuration: configuration)
-        let reporter = ProgressReporter(enabled: !quiet)
-        let summary: ThumbnailBatch.Summary
-        do {
-            summary = try batch.run { reporter.update($0) }
-        } catch {
-            reporter.finish()
-            Console.error("thumbs: \(Console.describe(error))")
-            throw ExitCode(2)
+        let summary = try BatchCommandSupport.run("thumbs", quiet: quiet) { reporter in
+            try batch.run { reporter.update($0) }
         }
-        reporter.finish()
         for failure in summary.failures { Console.error("thumbs: \(Console.describe(failure))") }
         if summary.keptGone > 0 {
             Console.warning("thumbs: \(summary.keptGone) items of the last run are not in this feed; their thumbnails "
@@ -157,7 +142,6 @@ struct ThumbsRunCommand: ParsableCommand {
             "removed": s.removed, "seconds": s.elapsed, "cards": s.cardFile.path,
             "failures": s.failures.map(\.description),
         ]
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        return String(decoding: data, as: UTF8.self) + "\n"
+        return try BatchCommandSupport.jsonLine(object)
     }
 }

@@ -187,27 +187,14 @@ struct TranscodeRunCommand: ParsableCommand {
         configuration.openOptions = policy.applied(to: configuration.openOptions)
         (configuration.removesGone, configuration.keptIDs) = BatchCommandSupport.removal(page,
                                                                                      allowEmptyFeed: allowEmptyFeed)
-        if page.items.isEmpty && !allowEmptyFeed {
-            let previous = RenditionFile.read(URL(fileURLWithPath: out).appendingPathComponent(
+        try BatchCommandSupport.refuseEmptyListing(page, allowEmptyFeed: allowEmptyFeed, previousCount: {
+            RenditionFile.read(URL(fileURLWithPath: out).appendingPathComponent(
                 RenditionFile.name(for: configuration.shard))).records.count
-            if previous > 0 {
-                Console.error("transcode: the feed has no valid items (\(page.skipped.count) entries skipped as "
-                              + "invalid); refusing to remove the \(previous) items of the last run "
-                              + "(--allow-empty-feed does); nothing in the output folder was changed")
-                throw ExitCode(ExitStatus.couldNotRun)
-            }
-        }
+        }, command: "transcode")
         let batch = TranscodeBatch(feed: page.items, configuration: configuration)
-        let reporter = ProgressReporter(enabled: !quiet, label: "transcode")
-        let summary: TranscodeBatch.Summary
-        do {
-            summary = try batch.run { reporter.update($0) }
-        } catch {
-            reporter.finish()
-            Console.error("transcode: \(Console.describe(error))")
-            throw ExitCode(ExitStatus.couldNotRun)
+        let summary = try BatchCommandSupport.run("transcode", quiet: quiet) { reporter in
+            try batch.run { reporter.update($0) }
         }
-        reporter.finish()
         for failure in summary.failures { Console.error("transcode: \(Console.safe(failure.description))") }
         Console.out(json ? try Self.json(summary) : Self.line(summary, out: out))
         if !summary.failures.isEmpty || !page.skipped.isEmpty { throw ExitCode(ExitStatus.someFailed) }
@@ -225,8 +212,7 @@ struct TranscodeRunCommand: ParsableCommand {
             "removed": s.removed, "seconds": s.elapsed, "records": s.recordFile.path,
             "failures": s.failures.map(\.description),
         ]
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        return String(decoding: data, as: UTF8.self) + "\n"
+        return try BatchCommandSupport.jsonLine(object)
     }
 }
 

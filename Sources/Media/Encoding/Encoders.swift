@@ -40,42 +40,26 @@ final class VideoEncoder {
     init(width: Int, height: Int, timeBase: AVRational, frameRate: AVRational, encoding: VideoEncoding,
          maxBitrate: Int?, globalHeader: Bool, item: String) throws {
         self.item = item
-        guard let codec = avcodec_find_encoder_by_name("libx264") else {
-            throw MediaError(.unsupportedCodec, operation: "open encoder", item: item,
-                             message: "this FFmpeg has no libx264 encoder")
+        context = try Codec.open(avcodec_find_encoder_by_name("libx264"), name: "libx264", item: item, options: [
+            "preset": encoding.preset, "profile": encoding.profile, "crf": String(encoding.crf), "forced-idr": "1",
+        ]) { ctx in
+            ctx.pointee.width = Int32(width)
+            ctx.pointee.height = Int32(height)
+            ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+            ctx.pointee.time_base = timeBase
+            ctx.pointee.framerate = frameRate
+            ctx.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+            ctx.pointee.color_range = AVCOL_RANGE_MPEG
+            ctx.pointee.color_primaries = AVCOL_PRI_BT709
+            ctx.pointee.color_trc = AVCOL_TRC_BT709
+            ctx.pointee.colorspace = AVCOL_SPC_BT709
+            ctx.pointee.thread_count = Int32(min(max(0, encoding.threads), 64))
+            if let maxBitrate {
+                ctx.pointee.rc_max_rate = Int64(maxBitrate)
+                ctx.pointee.rc_buffer_size = Int32(clamping: maxBitrate * 2)
+            }
+            if globalHeader { ctx.pointee.flags |= Int32(vf_codec_flag_global_header()) }
         }
-        guard let ctx = avcodec_alloc_context3(codec) else {
-            throw MediaError(.limitExceeded, operation: "open encoder", item: item, message: "out of memory")
-        }
-        var owned: UnsafeMutablePointer<AVCodecContext>? = ctx
-        ctx.pointee.width = Int32(width)
-        ctx.pointee.height = Int32(height)
-        ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
-        ctx.pointee.time_base = timeBase
-        ctx.pointee.framerate = frameRate
-        ctx.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
-        ctx.pointee.color_range = AVCOL_RANGE_MPEG
-        ctx.pointee.color_primaries = AVCOL_PRI_BT709
-        ctx.pointee.color_trc = AVCOL_TRC_BT709
-        ctx.pointee.colorspace = AVCOL_SPC_BT709
-        ctx.pointee.thread_count = Int32(min(max(0, encoding.threads), 64))
-        if let maxBitrate {
-            ctx.pointee.rc_max_rate = Int64(maxBitrate)
-            ctx.pointee.rc_buffer_size = Int32(clamping: maxBitrate * 2)
-        }
-        if globalHeader { ctx.pointee.flags |= Int32(vf_codec_flag_global_header()) }
-        var options: OpaquePointer? = nil
-        av_dict_set(&options, "preset", encoding.preset, 0)
-        av_dict_set(&options, "profile", encoding.profile, 0)
-        av_dict_set(&options, "crf", String(encoding.crf), 0)
-        av_dict_set(&options, "forced-idr", "1", 0)
-        defer { av_dict_free(&options) }
-        let opened = avcodec_open2(ctx, codec, &options)
-        guard opened >= 0 else {
-            avcodec_free_context(&owned)
-            throw MediaError.ffmpeg(opened, operation: "open encoder", item: item)
-        }
-        context = ctx
     }
 
     deinit {
@@ -105,26 +89,14 @@ final class AudioEncoder {
     /// - Throws: ``MediaError`` when the encoder cannot be opened.
     init(sampleRate: Int, bitRate: Int, globalHeader: Bool, item: String) throws {
         self.item = item
-        guard let codec = avcodec_find_encoder(AV_CODEC_ID_AAC) else {
-            throw MediaError(.unsupportedCodec, operation: "open encoder", item: item,
-                             message: "this FFmpeg has no AAC encoder")
+        context = try Codec.open(avcodec_find_encoder(AV_CODEC_ID_AAC), name: "AAC", item: item, options: [:]) { ctx in
+            ctx.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
+            ctx.pointee.sample_rate = Int32(sampleRate)
+            av_channel_layout_default(&ctx.pointee.ch_layout, 2)
+            ctx.pointee.bit_rate = Int64(bitRate)
+            ctx.pointee.time_base = AVRational(num: 1, den: Int32(sampleRate))
+            if globalHeader { ctx.pointee.flags |= Int32(vf_codec_flag_global_header()) }
         }
-        guard let ctx = avcodec_alloc_context3(codec) else {
-            throw MediaError(.limitExceeded, operation: "open encoder", item: item, message: "out of memory")
-        }
-        var owned: UnsafeMutablePointer<AVCodecContext>? = ctx
-        ctx.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
-        ctx.pointee.sample_rate = Int32(sampleRate)
-        av_channel_layout_default(&ctx.pointee.ch_layout, 2)
-        ctx.pointee.bit_rate = Int64(bitRate)
-        ctx.pointee.time_base = AVRational(num: 1, den: Int32(sampleRate))
-        if globalHeader { ctx.pointee.flags |= Int32(vf_codec_flag_global_header()) }
-        let opened = avcodec_open2(ctx, codec, nil)
-        guard opened >= 0 else {
-            avcodec_free_context(&owned)
-            throw MediaError.ffmpeg(opened, operation: "open encoder", item: item)
-        }
-        context = ctx
     }
 
     deinit {
@@ -148,29 +120,14 @@ final class WebPEncoder {
 
     init(width: Int, height: Int, timeBase: AVRational, quality: Int, item: String) throws {
         self.item = item
-        guard let codec = avcodec_find_encoder_by_name("libwebp_anim") else {
-            throw MediaError(.unsupportedCodec, operation: "open encoder", item: item,
-                             message: "this FFmpeg has no libwebp_anim encoder")
+        context = try Codec.open(avcodec_find_encoder_by_name("libwebp_anim"), name: "libwebp_anim", item: item,
+                                 options: ["quality": String(quality), "preset": "picture"]) { ctx in
+            ctx.pointee.width = Int32(width)
+            ctx.pointee.height = Int32(height)
+            ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+            ctx.pointee.time_base = timeBase
+            ctx.pointee.compression_level = 3
         }
-        guard let ctx = avcodec_alloc_context3(codec) else {
-            throw MediaError(.limitExceeded, operation: "open encoder", item: item, message: "out of memory")
-        }
-        var owned: UnsafeMutablePointer<AVCodecContext>? = ctx
-        ctx.pointee.width = Int32(width)
-        ctx.pointee.height = Int32(height)
-        ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
-        ctx.pointee.time_base = timeBase
-        ctx.pointee.compression_level = 3
-        var options: OpaquePointer? = nil
-        av_dict_set(&options, "quality", String(quality), 0)
-        av_dict_set(&options, "preset", "picture", 0)
-        defer { av_dict_free(&options) }
-        let opened = avcodec_open2(ctx, codec, &options)
-        guard opened >= 0 else {
-            avcodec_free_context(&owned)
-            throw MediaError.ffmpeg(opened, operation: "open encoder", item: item)
-        }
-        context = ctx
     }
 
     deinit {
@@ -183,8 +140,34 @@ final class WebPEncoder {
     }
 }
 
-/// The send/receive loop every encoder shares.
+/// What every encoder shares: opening (`avcodec_alloc_context3`, the caller's settings, `avcodec_open2`, freed on
+/// failure) and the send/receive loop.
 enum Codec {
+    /// Opens `codec` (nil: this FFmpeg lacks it) with `configure` applied to the context and `options` given to
+    /// `avcodec_open2`. The caller owns the context and frees it with `avcodec_free_context`.
+    static func open(_ codec: UnsafePointer<AVCodec>?, name: String, item: String, options: [String: String],
+                     configure: (UnsafeMutablePointer<AVCodecContext>) -> Void) throws
+        -> UnsafeMutablePointer<AVCodecContext> {
+        guard let codec else {
+            throw MediaError(.unsupportedCodec, operation: "open encoder", item: item,
+                             message: "this FFmpeg has no \(name) encoder")
+        }
+        guard let ctx = avcodec_alloc_context3(codec) else {
+            throw MediaError(.limitExceeded, operation: "open encoder", item: item, message: "out of memory")
+        }
+        configure(ctx)
+        var dict: OpaquePointer? = nil
+        for (key, value) in options.sorted(by: { $0.key < $1.key }) { av_dict_set(&dict, key, value, 0) }
+        defer { av_dict_free(&dict) }
+        let opened = avcodec_open2(ctx, codec, &dict)
+        guard opened >= 0 else {
+            var owned: UnsafeMutablePointer<AVCodecContext>? = ctx
+            avcodec_free_context(&owned)
+            throw MediaError.ffmpeg(opened, operation: "open encoder", item: item)
+        }
+        return ctx
+    }
+
     static func encode(_ ctx: UnsafeMutablePointer<AVCodecContext>, _ frame: UnsafeMutablePointer<AVFrame>?,
                        item: String) throws -> [Packet] {
         let sent = avcodec_send_frame(ctx, frame)
