@@ -9,6 +9,9 @@ struct DirectoryScanner: Sendable {
         .isDirectoryKey, .isRegularFileKey, .isSymbolicLinkKey, .contentModificationDateKey, .fileSizeKey,
     ]
 
+    /// The file every batch output folder holds (`OutputLock`'s lock file): folders that have it are not scanned.
+    static let outputMarker = ".videofeed.lock"
+
     /// Lists the media files; a sub-folder that cannot be read is reported as a skipped entry.
     func scan() throws -> FeedPage {
         var isDirectory: ObjCBool = false
@@ -49,6 +52,10 @@ struct DirectoryScanner: Sendable {
             let values = try? child.resourceValues(forKeys: Set(Self.keys))
             if values?.isDirectory == true {
                 guard values?.isSymbolicLink != true else { continue }
+                // An output folder of the engine's batches (thumbs, transcode) is no part of the feed, wherever it
+                // lies: `thumbs DIR --out DIR/thumbs` run twice must not take its own images as new items.
+                guard !FileManager.default.fileExists(atPath: child.appendingPathComponent(Self.outputMarker).path)
+                else { continue }
                 do {
                     try walk(child, relativePath: path, into: &files, skipped: &skipped)
                 } catch {

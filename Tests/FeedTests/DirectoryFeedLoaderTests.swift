@@ -32,6 +32,20 @@ struct DirectoryFeedLoaderTests {
         }
     }
 
+    @Test("a batch's output folder inside the feed folder is not listed, however deep (issue 15: thumbs DIR --out DIR/thumbs)")
+    func skipsOutputFolders() async throws {
+        try await withTemporaryDirectory { directory async throws in
+            try makeFolder(directory)
+            try directory.write("thumbs/.videofeed.lock", "", modified: iso("2026-11-09T10:00:00Z"))
+            try directory.write("thumbs/a.jpg", "thumb", modified: iso("2026-11-09T10:00:00Z"))
+            try directory.write("b/out/deep/.videofeed.lock", "", modified: iso("2026-11-09T10:00:00Z"))
+            try directory.write("b/out/deep/clip.720x1280.mp4", "rendition", modified: iso("2026-11-09T10:00:00Z"))
+            try directory.write("b/out/keep.mp4", "a real item", modified: iso("2026-11-09T11:00:00Z"))
+            let page = try await DirectoryFeedLoader(root: directory.url).loadPage(at: nil)
+            #expect(page.items.map(\.publicID) == ["b/out/keep", "a", "b/clip10", "b/clip2", "music/song", "dup"])
+        }
+    }
+
     @Test("by name, numbers by value")
     func byName() async throws {
         try await withTemporaryDirectory { directory async throws in
