@@ -70,7 +70,7 @@ public final class ThumbnailBatch: Sendable {
     public struct Summary: Sendable {
         /// Items in this shard of the feed.
         public var items: Int
-        /// Items rendered (successfully or not).
+        /// Items rendered successfully (failed ones are in ``failures``; rendered + failed + skipped = items).
         public var rendered: Int
         /// Items skipped as unchanged.
         public var skipped: Int
@@ -203,7 +203,8 @@ public final class ThumbnailBatch: Sendable {
         flusher.cancel()
         try journal.flush()
         let skippedLate = lateSkips.load(ordering: .relaxed)
-        return Summary(items: items.count, rendered: todo.count - skippedLate,
+        let failed = failures.withLock { $0.count }
+        return Summary(items: items.count, rendered: todo.count - skippedLate - failed,
                        skipped: plan.skippedCount + skippedLate,
                        failures: failures.withLock { $0 }.sorted { $0.description < $1.description },
                        removed: removed.count, keptGone: keptGone.count,

@@ -92,6 +92,8 @@ import Testing
                                          toPath: library.media.appendingPathComponent("broken.mp4").path)
         let summary = try await library.run()
         #expect(summary.failures.count == 1)
+        // The summary's counts add up (issue 15: "35 rendered … 3 failed" when 32 were rendered).
+        #expect(summary.rendered == 1 && summary.rendered + summary.failures.count + summary.skipped == summary.items)
         let cards = Dictionary(uniqueKeysWithValues: library.cards().map { ($0.publicID, $0) })
         #expect(cards["hevc"]?.status == .ok)
         #expect(cards["broken"]?.status == .failed)
