@@ -7,8 +7,7 @@ public enum AtomicFile {
     /// - Throws: ``MediaError`` `io` (or `permissionDenied`, `fileNotFound` for a missing folder) naming `path`.
     public static func write(_ bytes: [UInt8], to path: String) throws {
         let url = URL(fileURLWithPath: path)
-        let folder = url.deletingLastPathComponent()
-        let temp = folder.appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        let temp = temporaryPath(for: path)
         // POSIX calls, so a failure names its cause (errno) rather than Foundation's "error 512".
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw failure(errno, path: path) }
@@ -34,6 +33,14 @@ public enum AtomicFile {
             unlink(temp)
             throw failure(code, path: path)
         }
+    }
+
+    /// A fresh temporary name beside `path` (`.<name>.tmp-<pid>-<n>`): hidden, and known to
+    /// ``removeAbandonedTemporaries(in:)`` when its writer is killed. For files and staging folders alike.
+    public static func temporaryPath(for path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        return url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
     }
 
     private static func failure(_ code: Int32, path: String) -> MediaError {

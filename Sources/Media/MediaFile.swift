@@ -327,6 +327,28 @@ extension MediaFile {
         return .packet
     }
 
+    /// Seeks the demuxer to the keyframe of stream `index` at or before `seconds` (from the container's start),
+    /// falling back to the default stream in `AV_TIME_BASE` for demuxers that only seek that way. Drops the packets
+    /// kept from opening. The corresponding FFmpeg function is `av_seek_frame` with `AVSEEK_FLAG_BACKWARD`; the
+    /// caller flushes its decoders.
+    func seekBackward(to seconds: Double, stream index: Int) throws {
+        let tb = stream(at: index).pointee.time_base
+        let ticks = ((seconds + info.startTime) * Double(tb.den) / Double(max(tb.num, 1))).rounded(.down)
+        // A stream time base so fine that the target does not fit in 64 bits: seek to the end.
+        let target = ticks.isFinite && abs(ticks) < 9e18 ? Int64(ticks) : Int64.max
+        dropPendingPackets()
+        interrupt.arm(seconds: options.readTimeout)
+        var result = av_seek_frame(context, Int32(index), target, vf_seek_flag_backward())
+        if result < 0 {
+            let global = Int64(min(max(seconds + info.startTime, 0), 1e12) * Double(vf_time_base()))
+            result = av_seek_frame(context, -1, global, vf_seek_flag_backward())
+        }
+        interrupt.disarm()
+        guard result >= 0 else {
+            throw MediaError.ffmpeg(result, operation: "seek", item: item, interrupt: interrupt)
+        }
+    }
+
     /// Frees the packets kept from opening; called before a seek, after which they are stale.
     func dropPendingPackets() {
         for packet in pending {

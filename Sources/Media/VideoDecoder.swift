@@ -272,22 +272,7 @@ public final class VideoDecoder {
         }
         try file.throwIfCancelled("seek")
         FFmpegLog.clear()
-        let tb = Double(timeBase.num) / Double(max(timeBase.den, 1))
-        let ticks = ((seconds + file.info.startTime) / tb).rounded(.down)
-        // A stream time base so fine that the target does not fit in 64 bits: seek to the end.
-        let target = ticks.isFinite && abs(ticks) < 9e18 ? Int64(ticks) : Int64.max
-        file.dropPendingPackets()
-        file.interrupt.arm(seconds: file.options.readTimeout)
-        var result = av_seek_frame(file.context, Int32(stream.index), target, vf_seek_flag_backward())
-        if result < 0 {
-            // Some demuxers only seek by the default stream and AV_TIME_BASE.
-            let global = Int64(min(max(seconds + file.info.startTime, 0), 1e12) * Double(vf_time_base()))
-            result = av_seek_frame(file.context, -1, global, vf_seek_flag_backward())
-        }
-        file.interrupt.disarm()
-        guard result >= 0 else {
-            throw MediaError.ffmpeg(result, operation: "seek", item: file.item, interrupt: file.interrupt)
-        }
+        try file.seekBackward(to: seconds, stream: stream.index)
         avcodec_flush_buffers(codecContext)
         if heldPacket {
             av_packet_unref(packet)

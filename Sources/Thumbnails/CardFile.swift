@@ -10,31 +10,14 @@ import Media
 public enum CardFile {
     /// The cards in the file at `url`, and the count of lines that did not parse. A missing file has no cards.
     public static func read(_ url: URL) -> (cards: [ThumbnailCard], skippedLines: Int) {
-        guard let data = try? Data(contentsOf: url) else { return ([], 0) }
-        let decoder = JSONDecoder()
-        var cards: [ThumbnailCard] = []
-        var skipped = 0
-        for line in data.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
-            if let card = try? decoder.decode(ThumbnailCard.self, from: Data(line)) {
-                cards.append(card)
-            } else {
-                skipped += 1
-            }
-        }
+        let (cards, skipped) = JSONLinesFile.read(ThumbnailCard.self, from: url)
         return (cards, skipped)
     }
 
     /// Writes `cards`, sorted by `public_id`, one per line, atomically.
     /// - Throws: ``MediaError`` `io` naming the file.
     public static func write(_ cards: [ThumbnailCard], to url: URL) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var bytes: [UInt8] = []
-        for card in cards.sorted(by: { $0.publicID < $1.publicID }) {
-            bytes += try Array(encoder.encode(card))
-            bytes.append(UInt8(ascii: "\n"))
-        }
-        try AtomicFile.write(bytes, to: url.path)
+        try JSONLinesFile.write(cards, id: \.publicID, to: url)
     }
 
     /// Joins every per-shard card file (`cards-<i>-of-<n>.jsonl`) in `folder` into `cards.jsonl`; a `public_id`

@@ -82,34 +82,16 @@ public struct RenditionRecord: Sendable, Hashable, Codable {
 }
 
 /// Reads and writes `renditions.jsonl` (one ``RenditionRecord`` per line, sorted by `public_id`), whole and
-/// atomically, as ``CardFile`` does for thumbnail cards.
+/// atomically (``JSONLinesFile``), as thumbnail cards are.
 public enum RenditionFile {
     /// The records in the file, and the count of lines that did not parse. A missing file has none.
     public static func read(_ url: URL) -> (records: [RenditionRecord], skippedLines: Int) {
-        guard let data = try? Data(contentsOf: url) else { return ([], 0) }
-        let decoder = JSONDecoder()
-        var records: [RenditionRecord] = []
-        var skipped = 0
-        for line in data.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
-            if let record = try? decoder.decode(RenditionRecord.self, from: Data(line)) {
-                records.append(record)
-            } else {
-                skipped += 1
-            }
-        }
-        return (records, skipped)
+        JSONLinesFile.read(RenditionRecord.self, from: url)
     }
 
     /// Writes `records` sorted by `public_id`, one per line, atomically.
     public static func write(_ records: [RenditionRecord], to url: URL) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var bytes: [UInt8] = []
-        for record in records.sorted(by: { $0.publicID < $1.publicID }) {
-            bytes += try Array(encoder.encode(record))
-            bytes.append(UInt8(ascii: "\n"))
-        }
-        try AtomicFile.write(bytes, to: url.path)
+        try JSONLinesFile.write(records, id: \.publicID, to: url)
     }
 
     /// The record file of `shard`: `renditions.jsonl`, or `renditions-<i>-of-<n>.jsonl`.

@@ -39,8 +39,7 @@ extension TranscodeBatch {
         var staging: URL? = nil
         do {
             let final = try folder.prepare(relative)
-            let stage = final.deletingLastPathComponent().appendingPathComponent(
-                ".\(final.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+            let stage = URL(fileURLWithPath: AtomicFile.temporaryPath(for: final.path))
             staging = stage
             let file = try MediaFile(path: source, options: deadline.options, cancellation: deadline.token)
             let transcoder = try Transcoder(file: file, settings: configuration.settings)

@@ -203,20 +203,7 @@ private final class Pipeline {
     }
 
     private func seek(to seconds: Double) throws {
-        let stream = file.stream(at: plan.videoStream)
-        let tb = stream.pointee.time_base
-        let target = Int64(((seconds + file.info.startTime) * Double(tb.den) / Double(max(tb.num, 1))).rounded(.down))
-        file.dropPendingPackets()
-        file.interrupt.arm(seconds: file.options.readTimeout)
-        var result = av_seek_frame(file.context, Int32(plan.videoStream), target, vf_seek_flag_backward())
-        if result < 0 {
-            let global = Int64((seconds + file.info.startTime) * Double(vf_time_base()))
-            result = av_seek_frame(file.context, -1, global, vf_seek_flag_backward())
-        }
-        file.interrupt.disarm()
-        guard result >= 0 else {
-            throw MediaError.ffmpeg(result, operation: "seek", item: item, interrupt: file.interrupt)
-        }
+        try file.seekBackward(to: seconds, stream: plan.videoStream)
         video.flush()
         audio?.flush()
     }
@@ -670,9 +657,7 @@ private final class Pipeline {
     }
 
     private func temporary(for path: String) -> String {
-        let url = URL(fileURLWithPath: path)
-        let temp = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        let temp = AtomicFile.temporaryPath(for: path)
         temporaries.append(temp)
         return temp
     }
