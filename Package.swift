@@ -5,6 +5,7 @@ let package = Package(
     name: "VideoFeedEngine",
     platforms: [.macOS(.v15)],
     products: [
+        .library(name: "EngineSupport", targets: ["EngineSupport"]),
         .library(name: "Media", targets: ["Media"]),
         .library(name: "Feed", targets: ["Feed"]),
         .library(name: "Prefetch", targets: ["Prefetch"]),
@@ -29,16 +30,18 @@ let package = Package(
                 .brew(["ffmpeg"]),
             ]
         ),
-        .target(name: "Media", dependencies: ["CFFmpeg"]),
-        .target(name: "Feed"),
-        .target(name: "Prefetch"),
+        .target(name: "EngineSupport"),
+        .target(name: "Media", dependencies: ["CFFmpeg", "EngineSupport"]),
+        .target(name: "Feed", dependencies: ["EngineSupport"]),
+        .target(name: "Prefetch", dependencies: ["EngineSupport"]),
         .target(name: "FeedPlayer", dependencies: ["Feed", "Media", "Prefetch"]),
-        .target(name: "Thumbnails", dependencies: ["Media", "Feed"]),
+        .target(name: "Thumbnails", dependencies: ["Media", "Feed", "EngineSupport"]),
         .target(name: "PolicyLab", dependencies: ["Prefetch"]),
-        .target(name: "Transcoding", dependencies: ["Media", "Feed"]),
+        .target(name: "Transcoding", dependencies: ["Media", "Feed", "EngineSupport"]),
         .executableTarget(
             name: "videofeed",
             dependencies: [
+                "EngineSupport",
                 "Media",
                 "Feed",
                 "Prefetch",
@@ -56,8 +59,8 @@ let package = Package(
             dependencies: ["Feed"],
             exclude: ["Samples", "feed_server.py"]
         ),
-        .testTarget(name: "PrefetchTests", dependencies: ["Prefetch", "TestSupport"]),
-        .testTarget(name: "FeedPlayerTests", dependencies: ["FeedPlayer", "Feed", "Media", "Prefetch", "TestSupport"]),
+        .testTarget(name: "PrefetchTests", dependencies: ["Prefetch", "EngineSupport", "TestSupport"]),
+        .testTarget(name: "FeedPlayerTests", dependencies: ["FeedPlayer", "Feed", "Media", "Prefetch", "EngineSupport", "TestSupport"]),
         .testTarget(name: "PolicyLabTests", dependencies: ["PolicyLab", "Prefetch"], exclude: ["Samples"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "Media", "Feed", "TestSupport"]),
         .testTarget(name: "TranscodingTests", dependencies: ["Transcoding", "Media", "Feed", "TestSupport"]),

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import EngineSupport
 
 /// The records of a running batch (one per item, by `public_id`), shared by its workers, and their periodic atomic
 /// flush to the batch's record file (`cards.jsonl`, `renditions.jsonl`). Its state is behind a ``Locked``; flushes

@@ -1,3 +1,5 @@
+import EngineSupport
+
 /// The engine that does the real work for ``PrefetchScheduler``: the live FeedPlayer's preparer opens and decodes with
 /// FFmpeg; PolicyLab's charges virtual time; tests use a controllable double.
 public protocol PrefetchPreparer: Sendable {

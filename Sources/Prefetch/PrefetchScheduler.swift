@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import EngineSupport
 
 /// Runs a ``PrefetchPolicy`` against a ``PrefetchPreparer`` on Dispatch, within a memory budget.
 ///

@@ -3,6 +3,7 @@ import Feed
 import Foundation
 import Media
 import Synchronization
+import EngineSupport
 
 /// Renders the thumbnails of a whole feed in one process: `jobs` items at a time, each with a time limit; a failing
 /// item is recorded in its card and the batch goes on.

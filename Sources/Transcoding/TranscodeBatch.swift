@@ -3,6 +3,7 @@ import Feed
 import Foundation
 import Media
 import Synchronization
+import EngineSupport
 
 /// Transcodes a whole feed in one process, `jobs` items at a time: each item into the feed renditions, segments,
 /// playlists and preview of ``TranscodeSettings``, recorded in `renditions.jsonl`; a failing item is recorded as

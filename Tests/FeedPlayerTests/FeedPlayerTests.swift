@@ -5,6 +5,7 @@ import Media
 import Prefetch
 import TestSupport
 import Testing
+import EngineSupport
 
 func item(_ path: String, _ n: Int) -> FeedItem {
     FeedItem(publicID: "item\(n)", createdAt: Date(timeIntervalSince1970: Double(n)), source: URL(fileURLWithPath: path))
@@ -47,7 +48,7 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
     @Test("a cold jump is a miss, then the first frame arrives with an event")
     func missThenArrival() throws {
         let player = FeedPlayer(feed: fixtureFeed(count: 20), configuration: smallConfiguration())
-        let events = TestSupport.Locked<[String]>([])
+        let events = Locked<[String]>([])
         player.onEvent { event in
             switch event {
             case .miss(let i): events.withLock { $0.append("miss \(i)") }
@@ -152,7 +153,7 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
         let player = FeedPlayer(feed: fixtureFeed(count: 3), configuration: smallConfiguration())
         player.start(at: 0)
         #expect(player.waitForFirstFrame(of: 0, timeout: 30).frame != nil)
-        let seen = TestSupport.Locked<[Double]>([])
+        let seen = Locked<[Double]>([])
         let session = player.play(speed: 8) { frame in seen.withLock { $0.append(frame.time) } }
         Thread.sleep(forTimeInterval: 0.5)
         player.next()
@@ -166,7 +167,7 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
     @Test("playback faster than decoding stalls: stall events, counted in the metrics")
     func stalls() throws {
         let player = FeedPlayer(feed: fixtureFeed(count: 3), configuration: smallConfiguration())
-        let stalled = TestSupport.Locked<[Int]>([])
+        let stalled = Locked<[Int]>([])
         player.onEvent { event in
             if case .stall(let index) = event { stalled.withLock { $0.append(index) } }
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Prefetch
 import TestSupport
+import EngineSupport
 
 /// A frame the mock "decodes": which item, which frame, how big.
 struct MockFrame: Sendable, Equatable {

@@ -2,6 +2,7 @@ import Foundation
 import Prefetch
 import TestSupport
 import Testing
+import EngineSupport
 
 @Suite struct SchedulerTests {
     func scheduler(_ preparer: MockPreparer, policy: any PrefetchPolicy = .window(), length: Int = 20,
