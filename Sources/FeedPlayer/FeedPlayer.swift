@@ -33,8 +33,9 @@ public final class FeedPlayer: @unchecked Sendable {
     private let clockOrigin = DispatchTime.now().uptimeNanoseconds
 
     // Confined to `state`.
-    private(set) var current = 0
-    private var history: [Swipe] = []
+    /// Where the viewer is, and the recent swipes the policy reads.
+    private(set) var position: FeedPosition
+    var current: Int { position.current }
     private var pendingMiss: (index: Int, since: Double)?
     private var ttff: [Double] = []
     private var swipes = 0, hits = 0, misses = 0, shown = 0
@@ -55,6 +56,7 @@ public final class FeedPlayer: @unchecked Sendable {
         self.items = feed
         self.policy = policy
         self.configuration = configuration
+        self.position = FeedPosition(length: feed.count, wraps: configuration.wraps)
         let sources = feed.map { $0.source.isFileURL ? $0.source.path : $0.source.absoluteString }
         scheduler = PrefetchScheduler(
             preparer: MediaPreparer(sources: sources, configuration: configuration), policy: policy,
@@ -88,40 +90,36 @@ public final class FeedPlayer: @unchecked Sendable {
     /// Starts prefetching around `index` without counting a swipe (the first screen).
     public func start(at index: Int = 0) {
         state.sync {
-            current = clamp(index)
-            scheduler.update(current: current, history: history, now: now())
+            position.place(at: index)
+            scheduler.update(current: current, history: position.history, now: now())
         }
     }
 
     /// Makes `index` the current item. Returns its first frame at once when prefetched (a hit), else `.loading`
     /// (a miss: ``FeedPlayerEvent/firstFrameArrived(index:milliseconds:)`` follows).
     @discardableResult
-    public func move(to index: Int) -> CurrentFrame { move { _ in index } }
+    public func move(to index: Int) -> CurrentFrame { move(.jump(index)) }
 
     /// Moves to the next item (wrapping when configured). See ``move(to:)``.
     @discardableResult
-    public func next() -> CurrentFrame { move { $0 + 1 } }
+    public func next() -> CurrentFrame { move(.next) }
 
     /// Moves to the previous item (wrapping when configured). See ``move(to:)``.
     @discardableResult
-    public func previous() -> CurrentFrame { move { $0 - 1 } }
+    public func previous() -> CurrentFrame { move(.previous) }
 
     /// One swipe, all on `state`: the target is computed from the current index inside the same critical section.
-    private func move(_ targetFrom: (Int) -> Int) -> CurrentFrame {
+    public func move(_ action: SwipeAction) -> CurrentFrame {
         let started = now()
         return state.sync {
-            let target = clamp(targetFrom(current))
-            let isSwipe = target != current
+            let (target, isSwipe) = position.move(action, at: started)
             if isSwipe {
-                history.append(Swipe(time: started, from: current, to: target))
-                if history.count > 32 { history.removeFirst(history.count - 32) }
                 swipes += 1
                 generation += 1
                 playheadShownFirst = false
             }
-            current = target
             // The answer comes from what the scheduler last published; its update is queued, never waited for.
-            let published = scheduler.swipe(to: target, history: history, now: started)
+            let published = scheduler.swipe(to: target, history: position.history, now: started)
             if let failure = published.failure {
                 if isSwipe { misses += 1 }
                 return .failed(failure)
@@ -218,12 +216,6 @@ public final class FeedPlayer: @unchecked Sendable {
     func emit(_ event: FeedPlayerEvent) { eventHandler?(event) }
 
     func countShown() { shown += 1 }
-
-    private func clamp(_ index: Int) -> Int {
-        guard !items.isEmpty else { return 0 }
-        if configuration.wraps { return ((index % items.count) + items.count) % items.count }
-        return min(max(index, 0), items.count - 1)
-    }
 
     /// From the scheduler's board: never waits for its control queue while holding `state`.
     private func frameState(_ index: Int) -> CurrentFrame {

@@ -1,23 +1,66 @@
 import Prefetch
 
+/// An item's open container and decoder between jobs, and where its decoding and downloading stand.
+struct SimHandle {
+    var decoderOpen = false
+    var frameInLoop = 0
+    var downloadedSeconds = 0.0
+}
+
+/// One running job, kept in the engine's lane it runs on: its scheduler-side flags, its progress as PrefetchJob
+/// counts it, and the step it is in.
+struct SimJob {
+    enum Phase { case connect, probeDownload, open, decoderOpen, chunkWait, chunkDownload, frame, done }
+    enum Kind { case cpu, download, wait }
+
+    let index: Int
+    let lane: Int
+    var cancelled = false
+    var stopped = false
+    var target: PrefetchStage = .probed
+    var hadFirst = false
+    var bufferedAtStart = 0.0
+    var delivered = 0
+    var deliveredSeconds = 0.0
+    var handle = SimHandle()
+    var phase: Phase = .done
+    var remaining = 0.0
+    var rate = 0.0
+
+    init(index: Int, lane: Int) {
+        self.index = index
+        self.lane = lane
+    }
+
+    var kind: Kind {
+        switch phase {
+        case .open, .decoderOpen, .frame: .cpu
+        case .probeDownload, .chunkDownload: .download
+        case .connect, .chunkWait, .done: .wait
+        }
+    }
+}
+
 /// The preparer half: FeedPlayer's MediaPreparer as a step machine charged virtual time. A job is named by the lane
 /// it runs on; its state is `lanes[lane]`.
 extension SimulationEngine {
-    /// PrefetchScheduler.start + MediaPreparer.prepare's beginning: takes the slot's handle and picks the first step.
-    mutating func start(_ p: Int, lane: Int, target: PrefetchStage) {
-        let s = slots.values[p]
-        lanes[lane]!.target = target
-        lanes[lane]!.hadFirst = s.hasFirst
-        lanes[lane]!.bufferedAtStart = s.bufferedSeconds
-        slots.values[p].handle = nil
+    /// A `.start` action of the state machine + MediaPreparer.prepare's beginning: the job takes the item's kept
+    /// decoder (if any) and picks its first step.
+    mutating func startJob(_ order: PrefetchStateMachine.JobOrder) {
+        let lane = order.lane
+        lanes[lane] = SimJob(index: order.index, lane: lane)
+        lanes[lane]!.target = order.target
+        lanes[lane]!.hadFirst = order.hasFirstFrame
+        lanes[lane]!.bufferedAtStart = order.bufferedSeconds
         ratesDirty = true
-        if let handle = s.handle {
+        if let handle = handles[order.index] {
+            handles[order.index] = nil
             lanes[lane]!.handle = handle
             continueToFrames(lane)
         } else if let network = scenario.network {
             set(lane, .connect, 2 * network.roundTrip)
         } else {
-            set(lane, .open, table.openSeconds[s.index])
+            set(lane, .open, table.openSeconds[order.index])
         }
     }
 
@@ -119,11 +162,9 @@ extension SimulationEngine {
         }
     }
 
-    /// PrefetchScheduler.reach.
+    /// MediaPreparer's `job.reached(stage)`.
     private mutating func reach(_ stage: PrefetchStage, index: Int, lane: Int) {
-        guard let p = slots.position(index), slots.values[p].job == .running(lane: lane),
-              slots.values[p].wanted != nil else { return }
-        if let reached = slots.values[p].stage, stage <= reached { return }
-        slots.values[p].stage = stage
+        machine.reach(stage, index: index, lane: lane)
+        perform()
     }
 }

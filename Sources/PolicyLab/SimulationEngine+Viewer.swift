@@ -2,20 +2,17 @@ import Prefetch
 
 /// The viewer half: FeedPlayer's moves and metrics, and its headless playback, driven by the session.
 extension SimulationEngine {
-    /// FeedPlayer.move: one step of the session.
+    /// One step of the session: the viewer moves as FeedPlayer moves (``FeedPosition``).
     mutating func swipe(_ step: Int) {
         let action = scenario.session.steps[step].action
-        let target = action.target(from: current, length: scenario.feedLength, wraps: scenario.wraps)
-        let isSwipe = target != current
+        let (target, isSwipe) = position.move(action, at: now)
         if isSwipe {
-            history.append(Swipe(time: now, from: current, to: target))
-            if history.count > 32 { history.removeFirst(history.count - 32) }
             metrics.swipes += 1
             generation += 1
             endPlayback()
         }
-        apply(current: target)
-        let hit = slots[target]?.hasFirst == true
+        applyPosition()
+        let hit = machine.position(of: target).map { machine.slots[$0].hasFirstFrame } ?? false
         if isSwipe && scenario.recordsSwipes {
             outcomes.append(SwipeOutcome(swipe: metrics.swipes, step: step + 1, action: action.description,
                                          index: target, hit: hit, timeToFirstFrameMs: hit ? 0 : nil, time: now))
@@ -78,14 +75,14 @@ extension SimulationEngine {
         playing = true
         stalledSince = nil
         origin = now
-        elapsed = slots[current]?.frameDuration ?? 0
+        elapsed = machine.position(of: current) == nil ? 0 : table.frameDuration[current]
         events.push(.playbackTick(generation: generation), at: origin + elapsed)
     }
 
     /// A playback frame of the current item falls due (or a late one arrived during a stall).
     mutating func playbackTick() {
-        guard let p = slots.position(current) else { return beginStall() }
-        let frameBytes = slots.values[p].frameBytes, frameDuration = slots.values[p].frameDuration
+        guard let p = machine.position(of: current) else { return beginStall() }
+        let frameBytes = table.frameBytes[current], frameDuration = table.frameDuration[current]
         if fastForward && stalledSince == nil { fastForwardPlayback(p) }
         guard takeBufferedFrame(current) else { return beginStall() }
         if let since = stalledSince {
@@ -120,20 +117,21 @@ extension SimulationEngine {
     /// increments — the same arithmetic the step-by-step path does, in the same order — and the tick of the first
     /// period that does not fit is simulated normally. A test checks that results are identical with and without.
     private mutating func fastForwardPlayback(_ p: Int) {
-        let s = slots.values[p]
-        guard s.hasFirst, s.job == .none, case .buffered(let target)? = s.wanted?.stage,
-              s.stage == .buffered(seconds: target), let handle = s.handle, handle.decoderOpen,
-              s.bufferCount > 0 else { return }
+        guard machine.slots[p].hasFirstFrame, machine.slots[p].job == .none,
+              case .buffered(let target)? = machine.slots[p].wanted?.stage,
+              machine.slots[p].stage == .buffered(seconds: target), machine.slots[p].bufferedFrames > 0,
+              let handle = handles[current], handle.decoderOpen else { return }
         let frameSeconds = table.frameSeconds[current]
-        guard frameSeconds < s.frameDuration, runningJobs == 0, queuedJobs == 0 else { return }
-        for v in slots.values.indices where needsWork(slots.values[v]) { return }
+        let frameDuration = table.frameDuration[current], frameBytes = table.frameBytes[current]
+        guard frameSeconds < frameDuration, machine.isIdle else { return }
+        for v in machine.slots.indices where machine.needsWork(at: v) { return }
         // Taking one frame must make the slot need exactly the one frame that refills it.
-        let short = table.seconds(s.bufferCount - 1, of: current)
+        let short = table.seconds(machine.slots[p].bufferedFrames - 1, of: current)
         guard short < target else { return }
         let bufferedAtStart = short
         guard PrefetchRules.jobNeedsMore(target: .buffered(seconds: target), hadFirstFrame: true,
                                          bufferedAtStart: bufferedAtStart, delivered: 1,
-                                         deliveredSeconds: s.frameDuration, stopped: false) == false else { return }
+                                         deliveredSeconds: frameDuration, stopped: false) == false else { return }
         let limit = events.nextTime ?? .infinity
         let perLoop = table.framesPerLoop[current]
         let downloadedFrames = scenario.network == nil ? Int.max
@@ -145,22 +143,21 @@ extension SimulationEngine {
         var elapsed = self.elapsed
         var now = self.now
         while position >= 1, position + 1 < perLoop, position + 1 <= downloadedFrames {
-            let nextTick = origin + elapsed + s.frameDuration
+            let nextTick = origin + elapsed + frameDuration
             guard nextTick < limit, now + frameSeconds < limit else { break }
             // The period, as the step-by-step path would count it.
             periods += 1
             position += 1
-            elapsed += s.frameDuration
+            elapsed += frameDuration
             now = origin + elapsed
         }
         guard periods > 0 else { return }
-        tally.jobsStarted += periods
-        tally.framesDecoded += periods
-        tally.framesDelivered += periods
-        decodedBytesTotal += periods * s.frameBytes
+        machine.countSteadyPlayback(periods: periods)
+        framesDecoded += periods
+        decodedBytesTotal += periods * frameBytes
         metrics.framesShown += periods
-        shownBytes += periods * s.frameBytes
-        slots.values[p].handle!.frameInLoop = position
+        shownBytes += periods * frameBytes
+        handles[current]!.frameInLoop = position
         self.elapsed = elapsed
         self.now = now
     }

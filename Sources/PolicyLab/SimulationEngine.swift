@@ -25,25 +25,23 @@ struct SimulationEngine {
 
     var events = EventQueue<Event>()
     var now = 0.0
-    var current = 0
-    var history: [Swipe] = []
-    var slots = SlotTable()
+    /// The viewer's place in the feed (FeedPlayer moves through the same value).
+    var position: FeedPosition
+    /// The item on screen.
+    var current: Int { position.current }
+    /// The scheduler: the live engine's state machine (see SimulationEngine+Scheduler).
+    var machine: PrefetchStateMachine
+    /// Per item, per lane: what the machine accounts for but does not hold — decoders kept between jobs, and the
+    /// job running on each lane as a step machine.
+    var handles: [SimHandle?]
     var table: ItemTable
     var lanes: [SimJob?]
-    /// Which lanes run a job (`lanes[l] != nil`), and how many; jobs queued in slots. Kept with `lanes` and the slots
-    /// so that `pump` answers "can anything start?" without scanning.
-    var laneBusy: [Bool]
-    var runningJobs = 0
-    var queuedJobs = 0
-    /// Reused by `pump` and `updateRates` (they run for nearly every job).
-    var queuedScratch: [PrefetchRules.Queued] = []
     var cappedScratch: [Bool]
-    var tally = SimCounters()
+    /// Every action performed, when recorded (``recordActions()``).
+    var trace: [PrefetchStateMachine.Action]?
+    /// Frames decoded by jobs (kept or not).
+    var framesDecoded = 0
     var ratesDirty = true
-    /// The last eviction order asked for, as slots (see `evict`).
-    var evictionKey: EvictionKey?
-    var evictionBuffered: [Int] = []
-    var evictionFirst: [Int] = []
     var bandwidth = 0.0
 
     // The viewer.
@@ -69,9 +67,11 @@ struct SimulationEngine {
         rules = PrefetchRules(workers: scenario.workers, budget: scenario.budget,
                               keepHandlesWithin: scenario.keepHandlesWithin, feedLength: scenario.feedLength,
                               wraps: scenario.wraps)
+        machine = PrefetchStateMachine(policy: policy, rules: rules, reportsEvents: false)
+        position = FeedPosition(length: scenario.feedLength, wraps: scenario.wraps)
+        handles = Array(repeating: nil, count: max(scenario.feedLength, 1))
         lanes = Array(repeating: nil, count: rules.workers + 1)
-        laneBusy = Array(repeating: false, count: rules.workers + 1)
-        cappedScratch = laneBusy
+        cappedScratch = Array(repeating: false, count: rules.workers + 1)
         table = ItemTable(items: items, costs: scenario.costs, budget: scenario.budget)
         metrics = SimulationMetrics(policy: policy.name)
         metrics.memoryBudget = scenario.budget
@@ -85,7 +85,7 @@ struct SimulationEngine {
             if r.changesAt.isFinite { events.push(.bandwidthChange, at: r.changesAt) }
         }
         // FeedPlayer.start(at: 0): the first screen, not a swipe.
-        apply(current: 0)
+        applyPosition()
         pendingFirst = (0, 0, false, -1)
         pump()
         while !finished {
@@ -120,7 +120,7 @@ struct SimulationEngine {
     private mutating func advance(to time: Double, completing: Int) {
         let dt = time - now
         if dt > 0 {
-            if runningJobs > (completing >= 0 ? 1 : 0) {
+            if machine.runningJobs > (completing >= 0 ? 1 : 0) {
                 // One uniqueness check for the loop instead of one per lane.
                 lanes.withUnsafeMutableBufferPointer { lanes in
                     for lane in lanes.indices where lane != completing {
@@ -213,8 +213,9 @@ struct SimulationEngine {
         m.timeToFirstFrameP95 = Percentile.nearestRank(0.95, of: sorted)
         m.timeToFirstFrameP99 = Percentile.nearestRank(0.99, of: sorted)
         m.timeToFirstFrameMean = sorted.isEmpty ? 0 : sorted.reduce(0, +) / Double(sorted.count)
-        m.framesDecoded = tally.framesDecoded
-        m.wastedFrames = max(0, tally.framesDecoded - m.framesShown)
+        let tally = machine.counters
+        m.framesDecoded = framesDecoded
+        m.wastedFrames = max(0, framesDecoded - m.framesShown)
         m.wastedBytes = max(0, decodedBytesTotal - shownBytes)
         m.cancellations = tally.cancelledBeforeStart + tally.cancelledWhileRunning
         m.jobsStarted = tally.jobsStarted

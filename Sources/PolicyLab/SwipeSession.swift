@@ -1,33 +1,4 @@
-/// One swipe as PolicyLab replays it.
-public enum SwipeAction: Sendable, Hashable, CustomStringConvertible {
-    /// To the next item.
-    case next
-    /// To the previous item.
-    case previous
-    /// To item `index`.
-    case jump(Int)
-
-    /// `n`, `p`, `jN` — the spelling of `videofeed play --swipes` and of traces.
-    public var description: String {
-        switch self {
-        case .next: "n"
-        case .previous: "p"
-        case .jump(let i): "j\(i)"
-        }
-    }
-
-    /// The item this action leads to from `current` on a feed of `length` items (clamped, or wrapped).
-    public func target(from current: Int, length: Int, wraps: Bool) -> Int {
-        let raw: Int
-        switch self {
-        case .next: raw = current + 1
-        case .previous: raw = current - 1
-        case .jump(let i): raw = i
-        }
-        guard length > 0 else { return 0 }
-        return wraps ? ((raw % length) + length) % length : min(max(raw, 0), length - 1)
-    }
-}
+import Prefetch
 
 /// A viewing session: how long the first item is watched, then each swipe and how long its item is watched.
 ///

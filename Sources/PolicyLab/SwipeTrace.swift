@@ -1,3 +1,4 @@
+import Prefetch
 import Foundation
 
 /// Recorded sessions as files: CSV or JSON Lines, one swipe per line, times in seconds from the session start.

@@ -1,6 +1,5 @@
 import EngineSupport
 
-
 /// Cancellation for one prefetch job: a flag the job checks between packets, plus handlers run once on cancel (a
 /// preparer backed by FFmpeg registers the interrupt of a blocking read there).
 public final class WorkToken: Sendable {

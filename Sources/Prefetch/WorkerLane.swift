@@ -1,7 +1,7 @@
+import EngineSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
-import EngineSupport
 #endif
 
 /// One worker thread of the prefetch scheduler, with a CPU priority of its own for its whole life.

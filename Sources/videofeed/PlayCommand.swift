@@ -146,7 +146,7 @@ struct PlayCommand: ParsableCommand {
                 throw ExitCode(ExitStatus.couldNotRun)
             }
         }
-        let actions = session.map { $0.steps.map { SwipeAction($0.action) } } ?? swipes.flatMap(SwipeScript.parse)
+        let actions = session.map { $0.steps.map(\.action) } ?? swipes.flatMap(SwipeScript.parse)
             ?? SwipeScript.random(count: random ?? 10, feedLength: items.count, rng: &rng)
         if let dump {
             do {
@@ -183,7 +183,7 @@ struct PlayCommand: ParsableCommand {
             }
             let returned = DispatchTime.now().uptimeNanoseconds
             let index = player.currentIndex
-            var record = SwipeRecord(swipe: n + 1, action: action.text, index: index,
+            var record = SwipeRecord(swipe: n + 1, action: action.description, index: index,
                                      publicID: items[index].publicID, result: "", timeToFirstFrameMs: nil)
             var shown: PlayerFrame?
             switch outcome {
@@ -218,7 +218,7 @@ struct PlayCommand: ParsableCommand {
             }
             if !json {
                 let ttff = record.timeToFirstFrameMs.map { String(format: "%8.2f ms", $0) } ?? "       -   "
-                let act = Console.pad(action.text, 4)
+                let act = Console.pad(action.description, 4)
                 let result = Console.pad(record.result, 5)
                 Console.out(String(format: "%5d ", n + 1) + act + String(format: " #%-4d ", index) + ttff + "  "
                             + result + "  " + Console.safe(record.publicID) + "\n")

@@ -1,28 +1,6 @@
 import Foundation
 import PolicyLab
-
-/// One swipe of a `play` script.
-enum SwipeAction: Equatable {
-    case next, previous
-    case jump(Int)
-
-    /// The same swipe as a PolicyLab trace spells it.
-    init(_ action: PolicyLab.SwipeAction) {
-        switch action {
-        case .next: self = .next
-        case .previous: self = .previous
-        case .jump(let i): self = .jump(i)
-        }
-    }
-
-    var text: String {
-        switch self {
-        case .next: "n"
-        case .previous: "p"
-        case .jump(let i): "j\(i)"
-        }
-    }
-}
+import Prefetch
 
 /// Parsing of `play`'s options, and random swipes.
 enum SwipeScript {

@@ -1,0 +1,700 @@
+/// The prefetch scheduler's whole state and every change to it: one value type, events in, actions out.
+///
+/// Each `mutating` event — the viewer moved (``apply(current:history:now:)``), work may start (``pump()``), a job
+/// reached a stage (``reach(_:index:lane:)``), delivered a frame (``deliver(bytes:duration:to:lane:)``), returned
+/// (``finish(lane:result:)``), playback took a frame (``takeBufferedFrame(_:)``), everything stops (``shutdown()``) —
+/// updates the slots, jobs, lanes and counters and appends to ``actions`` what its driver must now do: start a job on
+/// a lane, cancel or stop one, free frames or a decoder, report an event. The machine holds no frames, decoders or
+/// threads, only their bookkeeping (sizes, durations, which lane runs what), so one machine serves two drivers:
+/// ``PrefetchScheduler`` runs it on a Dispatch control queue with real frames and FFmpeg decoders, PolicyLab's
+/// simulation engine runs it in virtual time with jobs charged from a cost model. Neither driver makes a scheduling
+/// decision of its own; the decisions themselves are ``PrefetchRules``' (swift-nio's handler state machines, such
+/// as `NIOAsyncWriter.StateMachine`, are the model).
+///
+/// A driver calls an event, then performs and clears ``actions`` (``clearActions()``) before the next event.
+///
+/// Invariants: an item has at most one job; a job is queued (``JobState/queued``) or runs on one lane, and a lane runs
+/// at most one job; ``PrefetchCounters/decodedBytes`` is the sum of every slot's first frame and buffered frames and
+/// never exceeds ``PrefetchRules/budget`` after a delivery; a slot stays while it is wanted or its cancelled job has
+/// not returned.
+public struct PrefetchStateMachine: Sendable {
+    /// What the driver must do after an event, in order.
+    public enum Action: Sendable, Equatable, CustomStringConvertible {
+        /// Start a job for `order.index` on `order.lane`, handing it the item's kept decoder if the driver holds one.
+        case start(JobOrder)
+        /// Cancel the job running on `lane`: its item left the wanted set, or the budget evicted its frames. Its
+        /// decoder is not kept.
+        case cancel(lane: Int)
+        /// Ask the job running on `lane` to stop at its next frame: it has done enough (its decoder is kept).
+        case stop(lane: Int)
+        /// Free item `index`'s first frame.
+        case dropFirst(index: Int)
+        /// Free item `index`'s newest `count` buffered frames.
+        case dropBuffered(index: Int, count: Int)
+        /// Close item `index`'s kept decoder.
+        case releaseHandle(index: Int)
+        /// Report an event (only when ``PrefetchStateMachine/reportsEvents``).
+        case emit(PrefetchEvent)
+
+        /// `start #3 firstFrame lane 2`, `cancel lane 0`, …
+        public var description: String {
+            switch self {
+            case .start(let o): "start #\(o.index) \(o.target) lane \(o.lane)"
+            case .cancel(let lane): "cancel lane \(lane)"
+            case .stop(let lane): "stop lane \(lane)"
+            case .dropFirst(let index): "dropFirst #\(index)"
+            case .dropBuffered(let index, let count): "dropBuffered #\(index) ×\(count)"
+            case .releaseHandle(let index): "releaseHandle #\(index)"
+            case .emit(let event): "emit \(event)"
+            }
+        }
+    }
+
+    /// A job to start: which item, on which lane, towards which stage, and what the item already holds.
+    public struct JobOrder: Sendable, Hashable {
+        /// The item.
+        public var index: Int
+        /// The lane it runs on (``PrefetchRules/urgentLane`` for the item on screen).
+        public var lane: Int
+        /// The stage wanted.
+        public var target: PrefetchStage
+        /// The stage the item had reached, if any.
+        public var startStage: PrefetchStage?
+        /// Whether the item holds its first frame.
+        public var hasFirstFrame: Bool
+        /// Seconds of buffered frames the item holds.
+        public var bufferedSeconds: Double
+    }
+
+    /// How a job ended, as its driver saw it.
+    public enum JobResult: Sendable, Hashable {
+        /// The job returned; `handle` tells whether it handed back a decoder to keep.
+        case completed(handle: Bool)
+        /// The job threw: the item failed with this message (ignored when the machine had cancelled the job).
+        case failed(String)
+        /// The job saw its cancellation and returned without a result.
+        case cancelled
+    }
+
+    /// What became of a delivered frame.
+    public enum Delivery: Sendable, Hashable {
+        /// Not kept (the item no longer needs it, or it does not fit the budget): the driver frees it.
+        case rejected
+        /// Kept as the item's first frame.
+        case first
+        /// Kept as the item's newest buffered frame.
+        case buffered
+    }
+
+    /// A job's state within its slot.
+    public enum JobState: Sendable, Hashable {
+        /// No job.
+        case none
+        /// Waiting for a lane.
+        case queued
+        /// Running on `lane`.
+        case running(lane: Int)
+    }
+
+    /// One buffered frame's size and duration.
+    public struct BufferedFrame: Sendable, Hashable {
+        /// Bytes counted against the budget.
+        public var bytes: Int
+        /// Seconds.
+        public var duration: Double
+    }
+
+    /// A slot's buffered frames, oldest first, and their seconds summed oldest first.
+    ///
+    /// Equal frames (every frame of one stream, in practice) are kept as one frame and a count, mixed ones as runs of
+    /// equal frames, so buffering, evicting and playing a frame change a count. `sums[k]` is the seconds of the oldest `k` frames, so dropping the
+    /// newest frames (evictions, a lowered target) costs nothing. Taking the oldest frame (playback) shifts every sum;
+    /// while all frames are equal, the sum of `k` of them is the same whichever `k` they are, so the table only loses
+    /// its last entry; otherwise it is summed again.
+    public struct BufferedFrames: Sendable {
+        /// While every frame is the same: that frame (nil when empty or mixed).
+        @usableFromInline
+        var same: BufferedFrame?
+        /// Otherwise: runs of equal frames, oldest first.
+        @usableFromInline
+        var runs: [(frame: BufferedFrame, count: Int)] = []
+        @usableFromInline
+        var sums: [Double] = [0]
+
+        /// An empty buffer.
+        public init() {}
+
+        /// Number of frames.
+        @inlinable
+        public var count: Int { sums.count - 1 }
+        /// Whether no frame is buffered.
+        @inlinable
+        public var isEmpty: Bool { sums.count == 1 }
+        /// Seconds of all the frames, summed oldest first.
+        @inlinable
+        public var seconds: Double { sums[sums.count - 1] }
+        /// The frames, oldest first.
+        public var frames: [BufferedFrame] {
+            if let same { return Array(repeating: same, count: count) }
+            return runs.flatMap { repeatElement($0.frame, count: $0.count) }
+        }
+        /// The frames' durations, oldest first.
+        var durations: [Double] { frames.map(\.duration) }
+
+        mutating func append(_ frame: BufferedFrame) {
+            if isEmpty {
+                same = frame
+            } else if let same {
+                if same != frame {
+                    runs = [(same, count), (frame, 1)]
+                    self.same = nil
+                }
+            } else if runs[runs.count - 1].frame == frame {
+                runs[runs.count - 1].count += 1
+            } else {
+                runs.append((frame, 1))
+            }
+            sums.append(sums[sums.count - 1] + frame.duration)
+        }
+
+        /// Removes and returns the oldest frame (there is one).
+        mutating func removeFirst() -> BufferedFrame {
+            if let same {
+                sums.removeLast()
+                if isEmpty { self.same = nil }
+                return same
+            }
+            let taken = runs[0].frame
+            runs[0].count -= 1
+            if runs[0].count == 0 { runs.removeFirst() }
+            sums.removeAll(keepingCapacity: true)
+            sums.append(0)
+            for run in runs {
+                for _ in 0..<run.count { sums.append(sums[sums.count - 1] + run.frame.duration) }
+            }
+            if runs.count == 1 {
+                same = runs[0].frame
+                runs = []
+            }
+            return taken
+        }
+
+        /// Removes and returns the newest frame, if any.
+        mutating func popLast() -> BufferedFrame? {
+            guard !isEmpty else { return nil }
+            sums.removeLast()
+            if let same {
+                if isEmpty { self.same = nil }
+                return same
+            }
+            let last = runs[runs.count - 1].frame
+            runs[runs.count - 1].count -= 1
+            if runs[runs.count - 1].count == 0 { runs.removeLast() }
+            if runs.count == 1 {
+                same = runs[0].frame
+                runs = []
+            }
+            return last
+        }
+
+        /// Removes the newest `n` frames; returns their bytes.
+        mutating func removeLast(_ n: Int) -> Int {
+            var bytes = 0
+            for _ in 0..<n { bytes += popLast()?.bytes ?? 0 }
+            return bytes
+        }
+    }
+
+    /// One item's state.
+    public struct Slot: Sendable {
+        /// The item.
+        public let index: Int
+        /// Its request in the wanted set; nil once released (a slot stays until its cancelled job returns).
+        public internal(set) var wanted: PrefetchRequest?
+        /// The furthest stage reached.
+        public internal(set) var stage: PrefetchStage?
+        /// Whether the first frame is held, and its bytes.
+        public internal(set) var hasFirstFrame = false
+        public internal(set) var firstBytes = 0
+        /// Frames held after the first one (``PrefetchStateMachine/buffer(at:)`` has each one's size and duration).
+        public internal(set) var bufferedFrames = 0
+        /// Their seconds, summed oldest first.
+        public internal(set) var bufferedSeconds = 0.0
+        /// Whether the driver keeps an open decoder for the item between jobs.
+        public internal(set) var hasHandle = false
+        /// The item's job.
+        public internal(set) var job = JobState.none
+        /// Set when the budget evicted this slot's frames: not refilled until the current item changes.
+        public internal(set) var starved = false
+        /// Whether the item failed (``PrefetchStateMachine/failure(of:)`` says why); a failed item gets no more work.
+        public internal(set) var failed = false
+
+        init(index: Int) { self.index = index }
+
+        /// Whether the slot still needs work for its wanted stage (``PrefetchRules/needsWork``).
+        @inlinable
+        public var needsWork: Bool {
+            PrefetchRules.needsWork(wanted: wanted?.stage, reached: stage, hasFirstFrame: hasFirstFrame,
+                                    bufferedSeconds: bufferedSeconds, failed: failed, starved: starved)
+        }
+
+        /// The lane of the slot's running job, if one runs.
+        public var runningLane: Int? {
+            if case .running(let lane) = job { return lane }
+            return nil
+        }
+    }
+
+    /// The job running on a lane.
+    struct LaneJob {
+        var index: Int
+        var cancelled = false
+    }
+
+    /// Decides the wanted set.
+    public let policy: any PrefetchPolicy
+    /// The decisions (lanes, budget, distances).
+    public private(set) var rules: PrefetchRules
+    /// The item on screen.
+    public private(set) var current = 0
+    /// Counters of the work, with exact byte accounting.
+    public private(set) var counters = PrefetchCounters()
+    /// Whether events are reported as ``Action/emit(_:)`` actions (the simulator, which has no listener, turns them
+    /// off; nothing else changes).
+    public var reportsEvents: Bool
+    /// What the driver must do, in order, since it last cleared them.
+    public private(set) var actions: [Action] = []
+
+    /// The slots: a handful (the wanted set plus slots whose cancelled job has not returned), so a linear scan of
+    /// two small arrays beats hashing on the simulator's hot path.
+    @usableFromInline
+    var slotKeys: [Int] = []
+    /// Every slot, in the order they were added (a slot's place here is its ``position(of:)``, valid until a slot is
+    /// removed).
+    public private(set) var slots: [Slot] = []
+    /// Each slot's buffered frames, at the slot's position (kept apart so that a slot is a plain value, copied
+    /// without reference counting on the simulator's hot path).
+    @usableFromInline
+    var buffers: [BufferedFrames] = []
+    /// Why items failed, while their slots last.
+    private var failures: [Int: String] = [:]
+    /// Changes whenever a slot is added or removed (the eviction memo checks it).
+    var slotsVersion = 0
+    var lanes: [LaneJob?]
+    var laneBusy: [Bool]
+    /// Jobs queued in slots and running on lanes (so `pump` sees at once when nothing can start).
+    public private(set) var queuedJobs = 0
+    public private(set) var runningJobs = 0
+    private var queuedScratch: [PrefetchRules.Queued] = []
+    /// The last eviction order asked for, as slot positions (valid while `slotsVersion` is the same).
+    private var evictionKey: EvictionKey?
+    private var evictionBuffered: [Int] = []
+    private var evictionFirst: [Int] = []
+
+    /// A machine with no slots, the current item 0.
+    public init(policy: any PrefetchPolicy, rules: PrefetchRules, reportsEvents: Bool = true) {
+        self.policy = policy
+        self.rules = rules
+        self.reportsEvents = reportsEvents
+        lanes = Array(repeating: nil, count: rules.workers + 1)
+        laneBusy = Array(repeating: false, count: rules.workers + 1)
+    }
+
+    // MARK: - Reading
+
+    /// Item `index`'s slot, if it has one.
+    @inlinable
+    public func slot(_ index: Int) -> Slot? { position(of: index).map { slots[$0] } }
+
+    /// The buffered frames of the slot at `position`, oldest first.
+    @inlinable
+    public func buffer(at position: Int) -> BufferedFrames { buffers[position] }
+
+    /// Why item `index` failed, while its slot lasts.
+    public func failure(of index: Int) -> String? { failures[index] }
+
+    /// Whether the slot at `position` still needs work for its wanted stage (``PrefetchRules/needsWork``), read
+    /// in place.
+    @inlinable @inline(__always)
+    public func needsWork(at position: Int) -> Bool {
+        PrefetchRules.needsWork(wanted: slots[position].wanted?.stage, reached: slots[position].stage,
+                                hasFirstFrame: slots[position].hasFirstFrame,
+                                bufferedSeconds: slots[position].bufferedSeconds,
+                                failed: slots[position].failed, starved: slots[position].starved)
+    }
+
+    /// Whether no job is queued or running.
+    @inlinable
+    public var isIdle: Bool { queuedJobs == 0 && runningJobs == 0 }
+
+    /// The item of the job running on `lane`, if one runs.
+    public func jobIndex(onLane lane: Int) -> Int? { lanes[lane]?.index }
+
+    /// Forgets the performed actions (keeping their storage).
+    public mutating func clearActions() { actions.removeAll(keepingCapacity: true) }
+
+    // MARK: - Events
+
+    /// Sets the number of items (a feed that grew by paging). Takes effect at the next ``apply(current:history:now:)``.
+    public mutating func setFeedLength(_ length: Int) { rules.feedLength = length }
+
+    /// The viewer is on `current`: cancels and releases what left the policy's wanted set, queues or retargets the
+    /// rest. Starts nothing (call ``pump()`` after: a swipe's caller gets its answer before any worker wakes up).
+    /// Returns the wanted set.
+    @discardableResult
+    public mutating func apply(current newCurrent: Int, history: [Swipe], now: Double) -> [PrefetchRequest] {
+        let changed = newCurrent != current
+        current = newCurrent
+        let context = PrefetchContext(current: current, feedLength: rules.feedLength, wraps: rules.wraps,
+                                      history: history, now: now)
+        let wanted = policy.wanted(in: context)
+        for index in slotKeys.sorted() where !wanted.contains(where: { $0.index == index }) { release(index) }
+        for request in wanted {
+            let p = position(of: request.index) ?? add(Slot(index: request.index))
+            slots[p].wanted = request
+            if changed { slots[p].starved = false }
+            if !rules.keepsHandle(request.index, current: current) { releaseHandle(p) }
+            trimToTarget(p)
+            schedule(p)
+        }
+        return wanted
+    }
+
+    /// Starts queued jobs on free lanes as ``PrefetchRules/jobsToStart(current:queued:laneBusy:)`` decides.
+    public mutating func pump() {
+        guard queuedJobs > 0, runningJobs < lanes.count else { return }
+        queuedScratch.removeAll(keepingCapacity: true)
+        for i in slots.indices where slots[i].job == .queued {
+            queuedScratch.append(.init(index: slots[i].index, priority: slots[i].wanted?.priority ?? 0))
+        }
+        var currentState: PrefetchRules.CurrentState?
+        if let p = position(of: current) {
+            let job = slots[p].job
+            currentState = PrefetchRules.CurrentState(index: current, hasFirstFrame: slots[p].hasFirstFrame,
+                                                      jobQueued: job == .queued,
+                                                      jobRunning: job != .none && job != .queued)
+        }
+        for (index, lane) in rules.jobsToStart(current: currentState, queued: queuedScratch, laneBusy: laneBusy) {
+            guard let p = position(of: index), slots[p].job == .queued, let wanted = slots[p].wanted else {
+                continue
+            }
+            slots[p].job = .running(lane: lane)
+            queuedJobs -= 1
+            lanes[lane] = LaneJob(index: index)
+            laneBusy[lane] = true
+            runningJobs += 1
+            counters.jobsStarted += 1
+            slots[p].hasHandle = false  // the job takes it
+            if reportsEvents { actions.append(.emit(.started(index: index, target: wanted.stage))) }
+            actions.append(.start(JobOrder(index: index, lane: lane, target: wanted.stage,
+                                           startStage: slots[p].stage,
+                                           hasFirstFrame: slots[p].hasFirstFrame,
+                                           bufferedSeconds: slots[p].bufferedSeconds)))
+        }
+    }
+
+    /// The job on `lane` reached `stage` without a frame (`.probed`).
+    public mutating func reach(_ stage: PrefetchStage, index: Int, lane: Int) {
+        guard let p = position(of: index), slots[p].job == .running(lane: lane), slots[p].wanted != nil else {
+            return
+        }
+        if let reached = slots[p].stage, stage <= reached { return }
+        slots[p].stage = stage
+        if reportsEvents { actions.append(.emit(.reached(index: index, stage: stage))) }
+    }
+
+    /// The job on `lane` delivered a decoded frame of item `index`, `bytes` big and `duration` seconds long.
+    ///
+    /// The frame is kept if the item still needs it and it fits the budget, after evicting frames worth less
+    /// (``PrefetchRules/evictionOrder(for:incomingIsFirst:current:others:)``); otherwise it is rejected and the
+    /// budget starves the item. A first frame of the item on screen lets held-back work start.
+    public mutating func deliver(bytes: Int, duration: Double, to index: Int, lane: Int) -> Delivery {
+        guard let p = position(of: index), slots[p].job == .running(lane: lane), slots[p].wanted != nil,
+              needsWork(at: p) else {
+            counters.framesDropped += 1
+            return .rejected
+        }
+        if !rules.fits(bytes, held: counters.decodedBytes) {
+            evict(toFit: bytes, for: p, incomingIsFirst: !slots[p].hasFirstFrame)
+        }
+        guard rules.fits(bytes, held: counters.decodedBytes) else {
+            counters.framesDropped += 1
+            slots[p].starved = true
+            actions.append(.stop(lane: lane))
+            return .rejected
+        }
+        counters.decodedBytes += bytes
+        counters.peakDecodedBytes = max(counters.peakDecodedBytes, counters.decodedBytes)
+        counters.framesDelivered += 1
+        let outcome: Delivery
+        if !slots[p].hasFirstFrame {
+            slots[p].hasFirstFrame = true
+            slots[p].firstBytes = bytes
+            slots[p].stage = .firstFrame
+            if reportsEvents { actions.append(.emit(.reached(index: index, stage: .firstFrame))) }
+            outcome = .first
+            if index == current { pump() }  // other work was held back for it
+        } else {
+            buffers[p].append(BufferedFrame(bytes: bytes, duration: duration))
+            syncBuffer(p)
+            outcome = .buffered
+            if case .buffered(let target)? = slots[p].wanted?.stage, slots[p].bufferedSeconds >= target,
+               slots[p].stage.map({ $0 < .buffered(seconds: target) }) ?? true {
+                slots[p].stage = .buffered(seconds: target)
+                if reportsEvents { actions.append(.emit(.reached(index: index, stage: .buffered(seconds: target)))) }
+            }
+        }
+        // Nothing above removes a slot, so `p` still holds.
+        if !needsWork(at: p) { actions.append(.stop(lane: lane)) }
+        return outcome
+    }
+
+    /// The job on `lane` returned. Returns whether the driver keeps the decoder the job handed back (the item is
+    /// still wanted, near enough, and the job was not cancelled: an interrupted decoder is never reused).
+    public mutating func finish(lane: Int, result: JobResult) -> Bool {
+        guard let job = lanes[lane] else { return false }
+        lanes[lane] = nil
+        laneBusy[lane] = false
+        runningJobs -= 1
+        var keep = false
+        if let p = position(of: job.index), slots[p].job == .running(lane: lane) {
+            slots[p].job = .none
+            switch result {
+            case .completed(let handle):
+                keep = handle && slots[p].wanted != nil && !job.cancelled
+                    && rules.keepsHandle(job.index, current: current)
+                slots[p].hasHandle = keep
+            case .failed(let message):
+                if !job.cancelled {
+                    slots[p].failed = true
+                    failures[job.index] = message
+                    counters.failures += 1
+                    if reportsEvents { actions.append(.emit(.failed(index: job.index, message: message))) }
+                }
+            case .cancelled:
+                break
+            }
+            if slots[p].wanted == nil {
+                drop(p, firstToo: true)
+                releaseHandle(p)
+                remove(job.index)
+            } else {
+                schedule(p)
+            }
+        }
+        pump()
+        return keep
+    }
+
+    /// Playback takes the oldest buffered frame of item `index`: its bytes leave the budget and a top-up is queued
+    /// and started. Returns false when none is buffered (the driver then has nothing to take).
+    public mutating func takeBufferedFrame(_ index: Int) -> Bool {
+        guard let p = position(of: index), !buffers[p].isEmpty else { return false }
+        let taken = buffers[p].removeFirst()
+        syncBuffer(p)
+        counters.decodedBytes -= taken.bytes
+        schedule(p)
+        pump()
+        return true
+    }
+
+    /// Counts `periods` periods of steady playback that a driver applied analytically (PolicyLab skips them when
+    /// nothing else can happen meanwhile): in each, playback took the current item's oldest buffered frame and a
+    /// refill job started, delivered one frame of the same size and duration, and returned. The state after a period
+    /// equals the state before, so only the counters move.
+    public mutating func countSteadyPlayback(periods: Int) {
+        counters.jobsStarted += periods
+        counters.framesDelivered += periods
+    }
+
+    /// Cancels every job and releases every slot.
+    public mutating func shutdown() {
+        for index in slotKeys.sorted() { release(index) }
+        pump()
+    }
+
+    // MARK: - State changes
+
+    /// Queues a job for the slot if it needs one and has none (a request for an item with a job merges into it).
+    private mutating func schedule(_ p: Int) {
+        if slots[p].job != .none {
+            if needsWork(at: p) { counters.merged += 1 }
+            return
+        }
+        guard needsWork(at: p) else { return }
+        slots[p].job = .queued
+        queuedJobs += 1
+    }
+
+    /// Drops what a lowered target no longer needs (the current item became a neighbour, a neighbour moved away).
+    private mutating func trimToTarget(_ p: Int) {
+        guard let wanted = slots[p].wanted else { return }
+        if let lane = slots[p].runningLane, !needsWork(at: p) { actions.append(.stop(lane: lane)) }
+        switch wanted.stage {
+        case .probed: drop(p, firstToo: true)
+        case .firstFrame: drop(p, firstToo: false)
+        case .buffered(let seconds):
+            guard !buffers[p].isEmpty else { return }
+            let n = PrefetchRules.framesOverTarget(buffers[p].durations, target: seconds)
+            guard n > 0 else { return }
+            counters.decodedBytes -= buffers[p].removeLast(n)
+            syncBuffer(p)
+            counters.framesDropped += n
+            actions.append(.dropBuffered(index: slots[p].index, count: n))
+        }
+    }
+
+    /// Releases item `index`'s slot (it left the wanted set): cancels its job, drops frames and decoder. The slot
+    /// goes unless its cancelled job still runs.
+    private mutating func release(_ index: Int) {
+        guard let p = position(of: index), slots[p].wanted != nil else { return }
+        slots[p].wanted = nil
+        switch slots[p].job {
+        case .running(let lane):
+            counters.cancelledWhileRunning += 1
+            cancel(lane)
+            if reportsEvents { actions.append(.emit(.cancelled(index: index, running: true))) }
+        case .queued:
+            counters.cancelledBeforeStart += 1
+            slots[p].job = .none
+            queuedJobs -= 1
+            if reportsEvents { actions.append(.emit(.cancelled(index: index, running: false))) }
+        case .none:
+            break
+        }
+        drop(p, firstToo: true)
+        releaseHandle(p)
+        if slots[p].job == .none { remove(index) }
+    }
+
+    private mutating func cancel(_ lane: Int) {
+        guard lanes[lane]?.cancelled == false else { return }
+        lanes[lane]!.cancelled = true
+        actions.append(.cancel(lane: lane))
+    }
+
+    private mutating func releaseHandle(_ p: Int) {
+        guard slots[p].hasHandle else { return }
+        slots[p].hasHandle = false
+        actions.append(.releaseHandle(index: slots[p].index))
+    }
+
+    private mutating func drop(_ p: Int, firstToo: Bool) {
+        let index = slots[p].index
+        let count = buffers[p].count
+        if count > 0 {
+            counters.decodedBytes -= buffers[p].removeLast(count)
+            syncBuffer(p)
+            counters.framesDropped += count
+            actions.append(.dropBuffered(index: index, count: count))
+        }
+        if firstToo, slots[p].hasFirstFrame {
+            counters.decodedBytes -= slots[p].firstBytes
+            counters.framesDropped += 1
+            slots[p].hasFirstFrame = false
+            slots[p].firstBytes = 0
+            if let stage = slots[p].stage, stage > .probed { slots[p].stage = .probed }
+            actions.append(.dropFirst(index: index))
+        }
+    }
+
+    /// Makes room for an incoming frame by dropping frames worth less than it, in the rules' order: buffered frames
+    /// (newest first) of the slots it names, then their first frames, farthest slot first, until the frame fits. A
+    /// victim is starved (not refilled until the current item changes) and its running job is cancelled. (When no
+    /// other slot holds a frame there is nothing to order: the rules are not asked.)
+    private mutating func evict(toFit bytes: Int, for p: Int, incomingIsFirst: Bool) {
+        let index = slots[p].index
+        var othersHold = false
+        for v in slots.indices where v != p && (slots[v].bufferedFrames > 0 || slots[v].hasFirstFrame) {
+            othersHold = true
+            break
+        }
+        guard othersHold else { return }
+        // The order depends only on these values; deliveries in a row usually ask the same question.
+        let key = EvictionKey(index: index, incomingIsFirst: incomingIsFirst, current: current,
+                              slotsVersion: slotsVersion)
+        if evictionKey != key {
+            let order = rules.evictionOrder(for: index, incomingIsFirst: incomingIsFirst, current: current,
+                                            others: slotKeys)
+            evictionBuffered = order.buffered.compactMap { position(of: $0) }
+            evictionFirst = order.first.compactMap { position(of: $0) }
+            evictionKey = key
+        }
+        for v in evictionBuffered where slots[v].bufferedFrames > 0 {
+            var count = 0, freed = 0
+            while !rules.fits(bytes, held: counters.decodedBytes), let last = buffers[v].popLast() {
+                counters.decodedBytes -= last.bytes
+                freed += last.bytes
+                count += 1
+            }
+            guard count > 0 else { continue }
+            syncBuffer(v)
+            actions.append(.dropBuffered(index: slots[v].index, count: count))
+            noteEvicted(v, frames: count, bytes: freed)
+        }
+        for v in evictionFirst {
+            guard !rules.fits(bytes, held: counters.decodedBytes), slots[v].hasFirstFrame else { continue }
+            let freed = slots[v].firstBytes
+            counters.decodedBytes -= freed
+            slots[v].hasFirstFrame = false
+            slots[v].firstBytes = 0
+            slots[v].stage = .probed
+            actions.append(.dropFirst(index: slots[v].index))
+            noteEvicted(v, frames: 1, bytes: freed)
+        }
+    }
+
+    private mutating func noteEvicted(_ v: Int, frames: Int, bytes: Int) {
+        counters.framesDropped += frames
+        slots[v].starved = true
+        if let lane = slots[v].runningLane { cancel(lane) }
+        if reportsEvents { actions.append(.emit(.evicted(index: slots[v].index, frames: frames, bytes: bytes))) }
+    }
+
+    // MARK: - Slot table
+
+    /// Where item `index`'s slot is in ``slots``, if it has one.
+    @inlinable
+    public func position(of index: Int) -> Int? {
+        var i = 0
+        while i < slotKeys.count {
+            if slotKeys[i] == index { return i }
+            i += 1
+        }
+        return nil
+    }
+
+    /// Copies the buffer's count and seconds into the slot.
+    @inline(__always)
+    private mutating func syncBuffer(_ p: Int) {
+        slots[p].bufferedFrames = buffers[p].count
+        slots[p].bufferedSeconds = buffers[p].seconds
+    }
+
+    private mutating func add(_ slot: Slot) -> Int {
+        slotKeys.append(slot.index)
+        slots.append(slot)
+        buffers.append(BufferedFrames())
+        slotsVersion += 1
+        return slotKeys.count - 1
+    }
+
+    private mutating func remove(_ index: Int) {
+        guard let i = position(of: index) else { return }
+        slotKeys.remove(at: i)
+        slots.remove(at: i)
+        buffers.remove(at: i)
+        failures[index] = nil
+        slotsVersion += 1
+    }
+
+}
+
+/// What ``PrefetchRules/evictionOrder(for:incomingIsFirst:current:others:)`` was last asked (the set of slots by its
+/// version).
+private struct EvictionKey: Equatable {
+    var index: Int
+    var incomingIsFirst: Bool
+    var current: Int
+    var slotsVersion: Int
+}
