@@ -53,6 +53,7 @@ let package = Package(
             ]
         ),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "EngineSupportTests", dependencies: ["EngineSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
         .testTarget(
             name: "FeedTests",
