@@ -65,7 +65,7 @@ let package = Package(
         .testTarget(name: "PolicyLabTests", dependencies: ["PolicyLab", "Prefetch"], exclude: ["Samples"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "Media", "Feed", "TestSupport"]),
         .testTarget(name: "TranscodingTests", dependencies: ["Transcoding", "Media", "Feed", "TestSupport"]),
-        .testTarget(name: "videofeedTests", dependencies: ["videofeed", "Media", "TestSupport"]),
+        .testTarget(name: "videofeedTests", dependencies: ["videofeed", "Media", "FeedPlayer", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+import FeedPlayer
 import Foundation
 import TestSupport
 import Testing
@@ -88,5 +89,25 @@ import Testing
         #expect(mixed.status == 1 && mixed.stderr.contains("empty.mp4"), "\(mixed.stderr)")
         let written = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: profile))) as? [String: Any]
         #expect((written?["items"] as? [[String: Any]])?.map { $0["name"] as? String } == ["hevc.mp4"])
+    }
+
+    @Test("calibrate measures the player's recipe: its stream-info mode, scaling and decoder threads")
+    func calibrateUsesThePlayersRecipe() throws {
+        let folder = try TestFixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let profile = folder.appendingPathComponent("profile.json").path
+        let result = try run(cli, ["simulate", "calibrate", TestFixtures.media("h264_portrait.mp4"),
+                                   "--out", profile, "--runs", "1", "--frames", "1", "--size", "180x320"])
+        #expect(result.status == 0, "\(result.stderr)")
+        // Calibrate records the settings of the file, decoder and converter it measured; the player's come from
+        // its default configuration. They must be the same words.
+        let player = PreparationRecipe.player
+        #expect(player.openOptions.streamInfo == .header && player.scaling == .fast)
+        let expected = "FeedPlayer's recipe: stream info \(player.openOptions.streamInfo), \(player.scaling.rawValue) "
+            + "scaling, \(player.decoderOptions.threadCount)-thread decoder"
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: profile))) as? [String: Any]
+        let source = try #require(json?["source"] as? String)
+        #expect(source.hasSuffix("; " + expected), "\(source)")
+        #expect(result.stdout.contains(expected + "\n"), "\(result.stdout)")
     }
 }
