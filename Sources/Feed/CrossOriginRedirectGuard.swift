@@ -120,7 +120,7 @@ final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, @uncheck
     }
 
     static func stripping(_ request: URLRequest, from original: URL?) -> URLRequest {
-        guard let original, let target = request.url, !RedactedURL.sameOrigin(original, target) else { return request }
+        guard let original, let target = request.url, !URLOrigin.same(original, target) else { return request }
         var request = request
         request.setValue(nil, forHTTPHeaderField: "Authorization")
         return request

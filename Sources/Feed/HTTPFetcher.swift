@@ -1,3 +1,4 @@
+import EngineSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -42,7 +43,7 @@ struct HTTPFetcher: Sendable {
     }
 
     private func attemptOnce(_ request: URLRequest) async -> Outcome {
-        let shownURL = RedactedURL.string(request.url!)
+        let shownURL = Redaction.redacted(request.url!.absoluteString)
         let data: Data
         let response: URLResponse
         do {

@@ -14,7 +14,7 @@ extension RemoteFeedLoader {
             guard number >= 1 else { throw .invalidCursor(.page(number), reason: "pages count from 1") }
             return Self.url(url, setting: ["page": String(number), "per_page": pageSize.map(String.init)])
         case (.pexels, .token(let next)?):
-            guard let nextURL = URL(string: next), Self.isHTTP(nextURL), RedactedURL.sameOrigin(nextURL, url) else {
+            guard let nextURL = URL(string: next), Self.isHTTP(nextURL), URLOrigin.same(nextURL, url) else {
                 throw .invalidCursor(.token(next), reason: "not a next_page URL on \(url.host ?? "the listing's host")")
             }
             return nextURL

@@ -1,3 +1,4 @@
+import EngineSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -103,20 +104,20 @@ public final class RemoteFeedLoader: FeedLoader {
 
     /// Loads the page at `cursor` (`nil`: the first page).
     public func loadPage(at cursor: FeedCursor?) async throws -> FeedPage {
-        guard Self.isHTTP(url) else { throw FeedError.unsupportedSource(RedactedURL.string(url)) }
+        guard Self.isHTTP(url) else { throw FeedError.unsupportedSource(Redaction.redacted(url.absoluteString)) }
         guard let pageURL = try pageURL(for: cursor) else { return .end }
         var request = URLRequest(
             url: pageURL, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: Self.backstopTimeout(timeout))
         request.httpMethod = "GET"
         request.setValue("application/json", forHTTPHeaderField: "Accept")
-        if let authorization, RedactedURL.sameOrigin(pageURL, url) {
+        if let authorization, URLOrigin.same(pageURL, url) {
             let value = try authorization.headerValue(environment: environment)
             request.setValue(value, forHTTPHeaderField: "Authorization")
         }
         if cursor == nil { read.reset() }
         let left = maxListingBytes - read.value
         guard left > 0 else {
-            throw FeedError.tooLarge(url: RedactedURL.string(url), limit: maxListingBytes)
+            throw FeedError.tooLarge(url: Redaction.redacted(url.absoluteString), limit: maxListingBytes)
         }
         let data: Data
         do {
@@ -129,7 +130,7 @@ public final class RemoteFeedLoader: FeedLoader {
         read.add(data.count)
         let parser = FeedDocumentParser(
             format: format, baseURL: pageURL, displaySize: displaySize, listedAt: Date(),
-            sourceName: RedactedURL.string(pageURL))
+            sourceName: Redaction.redacted(pageURL.absoluteString))
         let document = try parser.parse(data)
         return FeedPage(
             items: document.items, skipped: document.skipped, nextCursor: nextCursor(after: document, at: cursor))

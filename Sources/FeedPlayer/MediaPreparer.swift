@@ -2,10 +2,16 @@ import Media
 import Prefetch
 
 /// Prepares feed items with the Media layer: open and probe, open the decoder, decode and convert frames to the
-/// display format, looping at the end of the item.
+/// display format, looping at the end of the item. Each step is the configuration's ``PreparationRecipe``'s, the
+/// steps `videofeed simulate calibrate` measures.
 struct MediaPreparer: PrefetchPreparer {
     let sources: [String]
-    let configuration: FeedPlayerConfiguration
+    let recipe: PreparationRecipe
+
+    init(sources: [String], configuration: FeedPlayerConfiguration) {
+        self.sources = sources
+        self.recipe = configuration.recipe
+    }
 
     /// An item's open decoder between jobs. `@unchecked Sendable`: used by one prefetch job at a time —
     /// PrefetchScheduler runs at most one job per item and only stores the handle between jobs.
@@ -47,20 +53,16 @@ struct MediaPreparer: PrefetchPreparer {
             handle = existing
         } else {
             let token = CancellationToken()
-            handle = Handle(file: try MediaFile(path: sources[job.index], options: configuration.openOptions,
-                                                cancellation: token), cancellation: token)
+            handle = Handle(file: try recipe.open(sources[job.index], cancellation: token), cancellation: token)
         }
         // Cancelling the job interrupts a blocking read through FFmpeg's interrupt callback.
         job.token.onCancel { handle.cancellation.cancel() }
         if existing == nil, !job.reached(.probed) { return handle }
         if job.target == .probed { return handle }
 
-        let decoder = try handle.decoder ?? VideoDecoder(
-            file: handle.file, options: DecoderOptions(threadCount: configuration.decoderThreads))
+        let decoder = try handle.decoder ?? recipe.decoder(for: handle.file)
         handle.decoder = decoder
-        let converter = handle.converter ?? FrameConverter(
-            pixelFormat: configuration.pixelFormat, fittingIn: configuration.displaySize,
-            orientation: configuration.upright ? decoder.stream.orientation : .identity, scaling: configuration.scaling)
+        let converter = handle.converter ?? recipe.converter(for: decoder)
         handle.converter = converter
 
         while true {

@@ -1,8 +1,9 @@
 internal import CFFmpeg
+import EngineSupport
 
 /// The one error type of the Media module.
 ///
-/// Every failure names the operation that failed, the item it failed on (a path or a URL without credentials), a
+/// Every failure names the operation that failed, the item it failed on (a path, or a URL as ``Redaction`` shows it), a
 /// readable ``Kind`` to branch on, and FFmpeg's own message (`av_strerror`) when FFmpeg reported it.
 /// Expected outcomes — "decoder needs more input", "end of stream" — are never errors: see ``DecodeResult``.
 public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -44,18 +45,20 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
     public let kind: Kind
     /// The operation that failed, e.g. `"open"`, `"decode"`, `"encode png"`.
     public let operation: String
-    /// The item the operation worked on: a path, or a URL with any user info removed.
+    /// The item the operation worked on: a path, or a URL without user info and secret query values
+    /// (``Redaction/redacted(_:)`` is applied to whatever the caller gives).
     public let item: String
     /// FFmpeg's own message for ``code`` (from `av_strerror`), or a message of ours when FFmpeg reported nothing.
     public let message: String
     /// The negative FFmpeg error code, when the failure came from FFmpeg.
     public let code: Int32?
 
-    /// Creates an error; Media builds most of them from FFmpeg's return codes.
+    /// Creates an error; Media builds most of them from FFmpeg's return codes. `item` is redacted
+    /// (``Redaction/redacted(_:)``), so no error names a secret whoever builds it.
     public init(_ kind: Kind, operation: String, item: String, message: String, code: Int32? = nil) {
         self.kind = kind
         self.operation = operation
-        self.item = item
+        self.item = Redaction.redacted(item)
         self.message = message
         self.code = code
     }

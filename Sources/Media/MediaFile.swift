@@ -1,4 +1,5 @@
 internal import CFFmpeg
+import EngineSupport
 import Foundation
 
 /// An opened container: a local file or an http(s) URL, with its ``MediaInfo``.
@@ -7,7 +8,7 @@ import Foundation
 /// one thread at a time (it may move between threads); ``CancellationToken/cancel()`` is the one call that is safe
 /// from anywhere while another thread works on the file.
 public final class MediaFile {
-    /// The item as given, with any URL credentials removed; used in errors.
+    /// The item as given, redacted (``Redaction/redacted(_:)``: no URL user info or secret query values); used in errors.
     public let item: String
     /// Container and stream information. The corresponding FFmpeg functions are `avformat_open_input` and
     /// `avformat_find_stream_info`.
@@ -71,7 +72,7 @@ public final class MediaFile {
     }
 
     private init(source: Source, item: String, options: OpenOptions, cancellation: CancellationToken?) throws {
-        self.item = item
+        self.item = Redaction.redacted(item)
         self.options = options
         self.interrupt = InterruptState(token: cancellation, itemTimeLimit: options.itemTimeLimit)
         self.interruptBox = Unmanaged.passRetained(interrupt)

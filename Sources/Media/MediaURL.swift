@@ -1,15 +1,16 @@
+import EngineSupport
 import Foundation
 
 /// An item to open, checked against the protocol whitelist: what FFmpeg gets, and what errors show.
 struct MediaURL: Sendable {
     /// The string handed to `avformat_open_input`.
     let ffmpegURL: String
-    /// The item as shown in errors: user info (credentials) removed.
+    /// The item as shown in errors: ``Redaction/redacted(_:)`` (no user info, no secret query values).
     let display: String
 
     init(_ text: String, whitelist: [String]) throws {
         if let colon = text.range(of: "://"), let scheme = Self.scheme(of: text, before: colon.lowerBound) {
-            let display = Self.withoutCredentials(text)
+            let display = Redaction.redacted(text)
             guard whitelist.contains(scheme) else {
                 throw MediaError(.protocolNotAllowed, operation: "open", item: display,
                                  message: "protocol '\(scheme)' is not in the whitelist (\(whitelist.joined(separator: ",")))")
@@ -73,13 +74,5 @@ struct MediaURL: Sendable {
               scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." })
         else { return nil }
         return scheme.lowercased()
-    }
-
-    /// Removes `user:password@` from a URL so that it never appears in messages.
-    static func withoutCredentials(_ text: String) -> String {
-        guard var parts = URLComponents(string: text), parts.user != nil || parts.password != nil else { return text }
-        parts.user = nil
-        parts.password = nil
-        return parts.string ?? text
     }
 }

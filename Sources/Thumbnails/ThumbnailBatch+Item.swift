@@ -1,4 +1,5 @@
 import Dispatch
+import EngineSupport
 import Feed
 import Foundation
 import Media
@@ -28,8 +29,9 @@ extension ThumbnailBatch {
             }
         }
         var card = ThumbnailCard(
-            publicID: item.publicID, createdAt: ISO8601DateFormatter().string(from: item.createdAt),
-            thumbnails: [], source: source, status: .ok, sourceSize: stamp.size, sourceMtime: stamp.mtime,
+            publicID: item.publicID, createdAt: ISO8601DateFormatter().string(from: item.createdAt), thumbnails: [],
+            source: configuration.recordsSourceSecrets ? source : Redaction.redacted(source), status: .ok,
+            sourceSize: stamp.size, sourceMtime: stamp.mtime,
             sourceEtag: stamp.etag, options: options.fingerprint)
         if let clash = clashes[item.publicID] {
             // Its files are the earlier item's: write nothing and remove nothing.

@@ -41,6 +41,11 @@ public final class ThumbnailBatch: Sendable {
         /// Ids whose outputs and cards are kept even when they are gone from the feed: entries of the listing that
         /// could not be read but whose id could (they are still in the listing, only broken today).
         public var keptIDs: Set<String> = []
+        /// Whether a card keeps its source URL whole — user info and signed-URL secrets included — so that the
+        /// card alone can fetch the item again. Off by default: cards are shared, logged and uploaded, so the source is
+        /// recorded as ``Redaction/redacted(_:)`` shows it. Incremental runs match cards by public ID, source stamp
+        /// (size and time, or ETag) and options, never by the source text, so redaction does not change what is skipped.
+        public var recordsSourceSecrets = false
 
         /// A configuration with defaults: one job per core, 60 s per item, no force, the whole feed.
         public init(output: URL, options: ThumbnailOptions = ThumbnailOptions(),

@@ -27,7 +27,8 @@ public struct ThumbnailCard: Sendable, Hashable, Codable {
     public var height: Int?
     /// Duration of the item in seconds.
     public var duration: Double?
-    /// The source path or URL.
+    /// The source path or URL; a URL without user info and secret query values (``Redaction/redacted(_:)``) unless
+    /// the batch was told to keep them (``ThumbnailBatch/Configuration/recordsSourceSecrets``).
     public var source: String
     /// `ok` or `failed`.
     public var status: Status

@@ -40,7 +40,8 @@ public struct RenditionRecord: Sendable, Hashable, Codable {
     public var createdAt: String
     public var status: Status
     public var error: String?
-    /// The item's source as named in errors (credentials removed).
+    /// The item's source path or URL; a URL without user info and secret query values (``Redaction/redacted(_:)``)
+    /// unless the batch was told to keep them (``TranscodeBatch/Configuration/recordsSourceSecrets``).
     public var source: String
     /// The item's folder: every path below lies inside it.
     public var folder: String?

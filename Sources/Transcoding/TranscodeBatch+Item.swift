@@ -1,4 +1,5 @@
 import Dispatch
+import EngineSupport
 import Feed
 import Foundation
 import Media
@@ -25,7 +26,8 @@ extension TranscodeBatch {
         }
         var record = RenditionRecord(
             publicID: item.publicID, createdAt: ISO8601DateFormatter().string(from: item.createdAt), status: .ok,
-            source: item.source.isFileURL ? source : RedactedURL.string(item.source), sourceSize: stamp.size, sourceMtime: stamp.mtime,
+            source: configuration.recordsSourceSecrets ? source : Redaction.redacted(source),
+            sourceSize: stamp.size, sourceMtime: stamp.mtime,
             sourceEtag: stamp.etag, settings: fingerprint)
         // The folder's name carries the version: a new source or new settings make a new folder.
         let version = StableHash.short("\(fingerprint)|\(stamp.size ?? -1)|\(stamp.mtime ?? -1)|\(stamp.etag ?? "")")

@@ -37,6 +37,11 @@ public final class TranscodeBatch: Sendable {
         public var removesGone = true
         /// Ids whose outputs are kept even when gone from the feed.
         public var keptIDs: Set<String> = []
+        /// Whether a record keeps its source URL whole — user info and signed-URL secrets included — so that the
+        /// record alone can fetch the item again. Off by default: records are shared, logged and uploaded, so the source is
+        /// recorded as ``Redaction/redacted(_:)`` shows it. Incremental runs match records by public ID, source stamp
+        /// (size and time, or ETag) and settings, never by the source text, so redaction does not change what is skipped.
+        public var recordsSourceSecrets = false
 
         /// A configuration with defaults: one job per core, 600 s per item, no force, the whole feed.
         public init(output: URL, settings: TranscodeSettings = TranscodeSettings(),

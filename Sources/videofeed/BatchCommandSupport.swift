@@ -95,3 +95,13 @@ enum BatchCommandSupport {
         return String(decoding: data, as: UTF8.self) + "\n"
     }
 }
+
+/// `--record-source-secrets`, shared by `thumbs` and `transcode`: whether cards and records keep a source URL whole.
+struct SourceSecretsOption: ParsableArguments {
+    @Flag(help: """
+        Keep each source URL whole in the cards or records, user info and signed-URL secrets (X-Amz-Signature, \
+        token, sig, ...) included, so that they alone can fetch the item again. Default: recorded redacted, as in \
+        errors; incremental runs do not need the secrets.
+        """)
+    var recordSourceSecrets = false
+}

@@ -1,21 +1,26 @@
 import ArgumentParser
 import Dispatch
+import EngineSupport
 import Feed
+import FeedPlayer
 import Foundation
 import Media
 import PolicyLab
 
 /// `videofeed simulate calibrate FILES... --out profile.json`: measures the Media layer on this machine, step by step
-/// as FeedPlayer's preparer runs it, and writes a PolicyLab cost profile.
+/// as FeedPlayer's preparer runs it — the same ``PreparationRecipe`` (``PreparationRecipe/player`` with the given
+/// display size and pixel format), so the profile costs what the player costs — and writes a PolicyLab cost profile.
 struct CalibrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "calibrate",
         abstract: "Measure open, decoder open, first-frame and per-frame costs on real files into a cost profile.",
         discussion: """
-        For each file, each run opens and probes it, opens a one-thread decoder and a converter to the display \
-        size and format (as FeedPlayer does), decodes and converts the first frame, then --frames more; the \
-        profile holds each step's median over --runs runs, the bytes of a converted frame, the frame rate, the \
-        duration and the file size. Run it on a quiet machine.
+        For each file, each run takes FeedPlayer's own preparation steps with FeedPlayer's default settings (its \
+        PreparationRecipe: the header-only open of the feed formats, a one-thread decoder, fast scaling), with \
+        the display size and format given here: it opens the file, opens the decoder and a converter, decodes and \
+        converts the first frame, then --frames more. The profile holds each step's median over --runs runs, the \
+        bytes of a converted frame, the frame rate, the duration and the file size; its source names the settings \
+        measured. Run it on a quiet machine.
         """
     )
 
@@ -47,19 +52,22 @@ struct CalibrateCommand: ParsableCommand {
         // A file that cannot be measured is reported and left out; the others go on. The profile is written from
         // those measured (none: nothing is written), and the exit status says that something failed.
         var items: [ItemCosts] = []
+        var measured: String?
         var failed = 0
         for path in files {
             do {
-                items.append(try measure(path))
+                let (costs, settings) = try measure(path)
+                items.append(costs)
+                measured = measured ?? settings
             } catch {
-                Console.error("\(Console.safe(path)): calibrate failed: \(Console.describe(error))")
+                Console.error("\(Console.safe(Redaction.redacted(path))): calibrate failed: \(Console.describe(error))")
                 failed += 1
             }
         }
-        guard !items.isEmpty else { throw ExitCode(1) }
+        guard !items.isEmpty, let measured else { throw ExitCode(1) }
         let profile = CostProfile(
             source: "videofeed simulate calibrate on \(ProcessInfo.processInfo.hostName), "
-                + "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(runs) runs, median",
+                + "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(runs) runs, median; \(measured)",
             display: "\(size.width)x\(size.height) \(pixelFormat)", items: items)
         do {
             try profile.json().write(to: URL(fileURLWithPath: out), options: .atomic)
@@ -73,7 +81,7 @@ struct CalibrateCommand: ParsableCommand {
                                item.firstFrameSeconds * 1000, item.frameSeconds * 1000, item.bytesPerFrame,
                                item.frameRate))
         }
-        Console.out("wrote \(Console.safe(out))\n")
+        Console.out("\(measured)\nwrote \(Console.safe(out))\n")
         if failed > 0 {
             Console.error("\(failed) of \(files.count) files could not be measured and are not in the profile")
             throw ExitCode(1)
@@ -82,19 +90,34 @@ struct CalibrateCommand: ParsableCommand {
 
     private static func clock() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
-    /// Median of each step over the runs.
-    private func measure(_ path: String) throws -> ItemCosts {
+    /// The recipe measured: the player's, fitted into `--size` in `--pix-fmt`.
+    var recipe: PreparationRecipe {
+        var recipe = PreparationRecipe.player
+        recipe.displaySize = size
+        recipe.pixelFormat = pixelFormat
+        return recipe
+    }
+
+    /// The settings of the file, decoder and converter measured, in words, as the profile records them.
+    static func settings(of file: MediaFile, _ decoder: VideoDecoder, _ converter: FrameConverter) -> String {
+        "FeedPlayer's recipe: stream info \(file.options.streamInfo), \(converter.scaling.rawValue) scaling, "
+            + "\(decoder.options.threadCount)-thread decoder"
+    }
+
+    /// Median of each step over the runs, and the settings measured.
+    private func measure(_ path: String) throws -> (ItemCosts, settings: String) {
+        let recipe = self.recipe
         var open: [Double] = [], decoderOpen: [Double] = [], first: [Double] = [], perFrame: [Double] = []
-        var bytes = 0, rate = 30.0, duration: Double?
+        var bytes = 0, rate = 30.0, duration: Double?, settings = ""
         for _ in 0..<runs {
             var t = Self.clock()
-            let file = try MediaFile(path: path)
+            let file = try recipe.open(path)
             open.append(Self.clock() - t)
             t = Self.clock()
-            let decoder = try VideoDecoder(file: file, options: DecoderOptions(threadCount: 1))
-            let converter = FrameConverter(pixelFormat: pixelFormat, fittingIn: size,
-                                           orientation: decoder.stream.orientation)
+            let decoder = try recipe.decoder(for: file)
+            let converter = recipe.converter(for: decoder)
             decoderOpen.append(Self.clock() - t)
+            settings = Self.settings(of: file, decoder, converter)
             t = Self.clock()
             guard let frame = try decoder.nextFrame() else {
                 throw MediaError(.invalidData, operation: "decode", item: file.item, message: "no frame")
@@ -117,9 +140,10 @@ struct CalibrateCommand: ParsableCommand {
             return s.isEmpty ? 0 : s[s.count / 2]
         }
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
-        return ItemCosts(name: (path as NSString).lastPathComponent, openSeconds: median(open),
+        let costs = ItemCosts(name: (Redaction.redacted(path) as NSString).lastPathComponent, openSeconds: median(open),
                          decoderOpenSeconds: median(decoderOpen), firstFrameSeconds: median(first),
                          frameSeconds: perFrame.isEmpty ? median(first) : median(perFrame), bytesPerFrame: bytes,
                          frameRate: rate, duration: duration, sizeBytes: size)
+        return (costs, settings)
     }
 }

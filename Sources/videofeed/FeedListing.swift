@@ -1,3 +1,4 @@
+import EngineSupport
 import Feed
 import Foundation
 
@@ -37,14 +38,16 @@ struct FeedListing: Sendable {
         return String(decoding: try encoder.encode(items), as: UTF8.self) + "\n"
     }
 
-    /// Three left-aligned columns separated by two spaces; dates in UTC, local sources as paths.
+    /// Three left-aligned columns separated by two spaces; dates in UTC, local sources as paths, URLs redacted
+    /// (``Redaction/redacted(_:)``: a table is read and pasted; `--json` is a manifest to load again and keeps them).
     static func table(_ items: [FeedItem]) -> String {
-        let rows = [["PUBLIC_ID", "CREATED_AT", "SOURCE"]] + items.map { item in
-            [
+        let rows = [["PUBLIC_ID", "CREATED_AT", "SOURCE"]] + items.map { item -> [String] in
+            let source = item.source.isFileURL ? item.source.path : Redaction.redacted(item.source.absoluteString)
+            return [
                 // Control characters shown as escapes: a newline must not split a row, an ESC not reach the terminal.
                 Console.safe(item.publicID),
                 item.createdAt.formatted(Date.ISO8601FormatStyle()),
-                Console.safe(item.source.isFileURL ? item.source.path : item.source.absoluteString),
+                Console.safe(source),
             ]
         }
         let widths = (0..<2).map { column in rows.map { $0[column].count }.max() ?? 0 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EngineSupport
 import Foundation
 import Media
 
@@ -43,15 +44,17 @@ struct ProbeCommand: ParsableCommand {
         var entries: [Entry] = []
         var failures = 0
         for input in inputs {
+            // Named as errors name it: a URL's user info and signed-URL secrets never reach the output.
+            let item = Redaction.redacted(input)
             do {
                 let file = try MediaFile(path: input, options: options)
-                entries.append(Entry(item: input, info: file.info))
-                if !json { Console.out(ProbeTable.render(item: input, info: file.info)) }
+                entries.append(Entry(item: item, info: file.info))
+                if !json { Console.out(ProbeTable.render(item: item, info: file.info)) }
             } catch {
                 failures += 1
                 Console.error(Console.describe(error))
                 let media = error as? MediaError
-                entries.append(Entry(item: input, error: ErrorEntry(
+                entries.append(Entry(item: item, error: ErrorEntry(
                     kind: media?.kind.rawValue ?? "other", operation: media?.operation ?? "open",
                     message: media?.message ?? String(describing: error))))
             }

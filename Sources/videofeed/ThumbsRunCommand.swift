@@ -22,6 +22,7 @@ struct ThumbsRunCommand: ParsableCommand {
 
     @OptionGroup var feedSource: FeedSourceOptions
     @OptionGroup var policy: MediaPolicyOptions
+    @OptionGroup var sourceSecrets: SourceSecretsOption
 
     @Option(help: "The listing's shape: manifest, cloudinary, pexels or imagefeed. Default: detected.")
     var feedFormat: FeedFormatOption?
@@ -110,6 +111,7 @@ struct ThumbsRunCommand: ParsableCommand {
             output: URL(fileURLWithPath: out), options: options, jobs: jobs, timeLimit: timeLimit, force: force,
             shard: try resolvedShard())
         configuration.openOptions = policy.applied(to: configuration.openOptions)
+        configuration.recordsSourceSecrets = sourceSecrets.recordSourceSecrets
         (configuration.removesGone, configuration.keptIDs) = BatchCommandSupport.removal(page,
                                                                                      allowEmptyFeed: allowEmptyFeed)
         try BatchCommandSupport.refuseEmptyListing(page, allowEmptyFeed: allowEmptyFeed, previousCount: {

@@ -124,6 +124,7 @@ struct TranscodeRunCommand: ParsableCommand {
 
     @OptionGroup var feedSource: FeedSourceOptions
     @OptionGroup var policy: MediaPolicyOptions
+    @OptionGroup var sourceSecrets: SourceSecretsOption
     @OptionGroup var rendition: RenditionOptions
 
     @Option(help: "The listing's shape: manifest, cloudinary, pexels or imagefeed. Default: detected.")
@@ -185,6 +186,7 @@ struct TranscodeRunCommand: ParsableCommand {
             output: URL(fileURLWithPath: out), settings: settings, jobs: jobs, timeLimit: timeLimit, force: force,
             shard: try BatchCommandSupport.shard(shard, count: shardCount))
         configuration.openOptions = policy.applied(to: configuration.openOptions)
+        configuration.recordsSourceSecrets = sourceSecrets.recordSourceSecrets
         (configuration.removesGone, configuration.keptIDs) = BatchCommandSupport.removal(page,
                                                                                      allowEmptyFeed: allowEmptyFeed)
         try BatchCommandSupport.refuseEmptyListing(page, allowEmptyFeed: allowEmptyFeed, previousCount: {

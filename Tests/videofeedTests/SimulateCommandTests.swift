@@ -1,3 +1,4 @@
+import FeedPlayer
 import Foundation
 import TestSupport
 import Testing
@@ -70,10 +71,7 @@ import Testing
         let folder = try TestFixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let profile = folder.appendingPathComponent("profile.json").path
-        let result = try run(cli, ["simulate", "calibrate", TestFixtures.media("h264_portrait.mp4"),
-                                   "--out", profile, "--runs", "1", "--frames", "5", "--size", "180x320"])
-        #expect(result.status == 0, "\(result.stderr)")
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: profile))) as? [String: Any]
+        let (_, json) = try calibrated(into: profile, frames: 5)
         let item = (json?["items"] as? [[String: Any]])?.first
         #expect(item?["name"] as? String == "h264_portrait.mp4")
         #expect((item?["bytesPerFrame"] as? Int ?? 0) > 0)
@@ -88,5 +86,30 @@ import Testing
         #expect(mixed.status == 1 && mixed.stderr.contains("empty.mp4"), "\(mixed.stderr)")
         let written = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: profile))) as? [String: Any]
         #expect((written?["items"] as? [[String: Any]])?.map { $0["name"] as? String } == ["hevc.mp4"])
+    }
+
+    @Test("calibrate measures the player's recipe: its stream-info mode, scaling and decoder threads")
+    func calibrateUsesThePlayersRecipe() throws {
+        let folder = try TestFixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (result, json) = try calibrated(into: folder.appendingPathComponent("profile.json").path, frames: 1)
+        // Calibrate records the settings of the file, decoder and converter it measured; the player's come from
+        // its default configuration. They must be the same words.
+        let player = PreparationRecipe.player
+        #expect(player.openOptions.streamInfo == .header && player.scaling == .fast)
+        let expected = "FeedPlayer's recipe: stream info \(player.openOptions.streamInfo), \(player.scaling.rawValue) "
+            + "scaling, \(player.decoderOptions.threadCount)-thread decoder"
+        let source = try #require(json?["source"] as? String)
+        #expect(source.hasSuffix("; " + expected), "\(source)")
+        #expect(result.stdout.contains(expected + "\n"), "\(result.stdout)")
+    }
+
+    /// `simulate calibrate` of h264_portrait.mp4 (one run, 180x320) into `profile`: the run and the profile read back.
+    private func calibrated(into profile: String, frames: Int) throws -> (RunResult, [String: Any]?) {
+        let result = try run(cli, ["simulate", "calibrate", TestFixtures.media("h264_portrait.mp4"),
+                                   "--out", profile, "--runs", "1", "--frames", "\(frames)", "--size", "180x320"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: profile))
+        return (result, try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 }

@@ -1,0 +1,40 @@
+import FeedPlayer
+import Media
+import TestSupport
+import Testing
+
+/// ``PreparationRecipe``: the one set of preparation settings the player and `simulate calibrate` share.
+@Suite struct PreparationRecipeTests {
+    @Test("the player's default recipe reads the header only and scales fast, with one decoder thread")
+    func playerDefaults() {
+        let recipe = PreparationRecipe.player
+        #expect(recipe.openOptions.streamInfo == .header)
+        #expect(recipe.openOptions.allowedFormats == MediaFile.feedFormats)
+        #expect(recipe.scaling == .fast)
+        #expect(recipe.decoderOptions.threadCount == 1)
+        #expect(recipe == FeedPlayerConfiguration().recipe)
+    }
+
+    @Test("a configuration's recipe carries its settings, and each step uses them")
+    func stepsUseTheRecipe() throws {
+        var configuration = FeedPlayerConfiguration()
+        configuration.openOptions = OpenOptions(streamInfo: .probe)
+        configuration.scaling = .accurate
+        configuration.decoderThreads = 2
+        configuration.displaySize = Size(width: 90, height: 160)
+        configuration.pixelFormat = .rgb24
+        configuration.upright = false
+        let recipe = configuration.recipe
+        let file = try recipe.open(TestFixtures.media("rotate90.mp4"))
+        #expect(file.options == OpenOptions(streamInfo: .probe))
+        let decoder = try recipe.decoder(for: file)
+        #expect(decoder.options.threadCount == 2)
+        let converter = recipe.converter(for: decoder)
+        #expect(converter.scaling == .accurate)
+        #expect(converter.pixelFormat == .rgb24)
+        #expect(converter.box == Size(width: 90, height: 160))
+        #expect(converter.orientation == .identity)
+        #expect(PreparationRecipe.player.converter(for: decoder).orientation == decoder.stream.orientation)
+        #expect(decoder.stream.orientation != .identity)
+    }
+}
