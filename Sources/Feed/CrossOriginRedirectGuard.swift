@@ -1,3 +1,4 @@
+import EngineSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -11,9 +12,8 @@ import FoundationNetworking
 /// Receives each answer's body itself (``data(for:in:limit:)``), so that a body larger than its limit — an endless
 /// listing — is cut off as it arrives instead of growing in memory, and so that cancelling the waiting Swift task
 /// cancels the transfer (swift-corelibs-foundation's `data(for:)` goes on downloading after it is cancelled).
-/// `@unchecked Sendable`: its only mutable state, the transfers, is read and written only while holding `lock` (an
-/// `NSLock`, which ThreadSanitizer understands, unlike `Synchronization.Mutex`'s futex on Linux).
-final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+/// Its only mutable state, the transfers, is behind a ``Locked``.
+final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, Sendable {
     /// A body that grew past its limit.
     struct BodyTooLarge: Error {
         let limit: Int
@@ -26,15 +26,8 @@ final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, @uncheck
         let continuation: CheckedContinuation<(Data, URLResponse), any Error>
     }
 
-    private let lock = NSLock()
-    private var transfers: [Int: Transfer] = [:]
-
-    /// Runs `body` on the transfers while holding ``lock``.
-    private func withTransfers<Result>(_ body: (inout [Int: Transfer]) -> Result) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&transfers)
-    }
+    /// The waiting transfers by task identifier.
+    private let transfers = Locked<[Int: Transfer]>([:])
 
     /// The body and response of `request`, read through this delegate; fails with ``BodyTooLarge`` as soon as the
     /// body (or its announced length) passes `limit` bytes, and with `URLError.cancelled` when the calling task is
@@ -43,7 +36,7 @@ final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, @uncheck
         let task = session.dataTask(with: request)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                withTransfers {
+                transfers.withLock {
                     $0[task.taskIdentifier] = Transfer(limit: limit, continuation: continuation)
                 }
                 task.resume()
@@ -57,7 +50,7 @@ final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, @uncheck
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        let tooLarge = withTransfers { all -> Bool in
+        let tooLarge = transfers.withLock { all -> Bool in
             guard var transfer = all[dataTask.taskIdentifier] else { return false }
             transfer.response = response
             all[dataTask.taskIdentifier] = transfer
@@ -72,7 +65,7 @@ final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, @uncheck
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let tooLarge = withTransfers { all -> Bool in
+        let tooLarge = transfers.withLock { all -> Bool in
             // No copy of the transfer is held while appending, so the body grows in place, never copied.
             guard let count = all[dataTask.taskIdentifier]?.body.count,
                   let limit = all[dataTask.taskIdentifier]?.limit else { return false }
@@ -87,7 +80,7 @@ final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, @uncheck
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let transfer = withTransfers({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         if let error {
             transfer.continuation.resume(throwing: error)
         } else if let response = transfer.response ?? task.response {
@@ -99,13 +92,13 @@ final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, @uncheck
 
     /// Ends `task`'s transfer with ``BodyTooLarge``; the task's own completion then finds nothing to resume.
     private func fail(_ task: URLSessionTask) {
-        guard let transfer = withTransfers({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         transfer.continuation.resume(throwing: BodyTooLarge(limit: transfer.limit))
     }
 
     /// Ends `task`'s transfer with `error` (if it is still waiting).
     private func end(_ task: URLSessionTask, with error: any Error) {
-        guard let transfer = withTransfers({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         transfer.continuation.resume(throwing: error)
     }
 

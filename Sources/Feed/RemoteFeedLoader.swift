@@ -48,17 +48,8 @@ public final class RemoteFeedLoader: FeedLoader {
     /// The default ``maxListingBytes``: 64 MiB, room for about 200,000 items of a typical listing.
     public static let defaultMaxListingBytes = 64 << 20
 
-    /// Bytes of the listing read so far since its first page. `@unchecked Sendable`: behind `lock`.
-    private final class ByteCount: @unchecked Sendable {
-        private let lock = NSLock()
-        private var used = 0
-
-        func reset() { lock.lock(); used = 0; lock.unlock() }
-        func add(_ n: Int) { lock.lock(); used += n; lock.unlock() }
-        var value: Int { lock.lock(); defer { lock.unlock() }; return used }
-    }
-
-    private let read = ByteCount()
+    /// Bytes of the listing read so far since its first page.
+    private let read = Locked(0)
 
     private let environment: [String: String]
     private let session: URLSession
@@ -114,8 +105,8 @@ public final class RemoteFeedLoader: FeedLoader {
             let value = try authorization.headerValue(environment: environment)
             request.setValue(value, forHTTPHeaderField: "Authorization")
         }
-        if cursor == nil { read.reset() }
-        let left = maxListingBytes - read.value
+        if cursor == nil { read.set(0) }
+        let left = maxListingBytes - read.get()
         guard left > 0 else {
             throw FeedError.tooLarge(url: Redaction.redacted(url.absoluteString), limit: maxListingBytes)
         }
@@ -127,7 +118,7 @@ public final class RemoteFeedLoader: FeedLoader {
             // The limit is the listing's, whatever was left of it for this page.
             throw FeedError.tooLarge(url: url, limit: maxListingBytes)
         }
-        read.add(data.count)
+        read.withLock { $0 += data.count }
         let parser = FeedDocumentParser(
             format: format, baseURL: pageURL, displaySize: displaySize, listedAt: Date(),
             sourceName: Redaction.redacted(pageURL.absoluteString))

@@ -1,4 +1,5 @@
 import Dispatch
+import EngineSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -12,7 +13,8 @@ public enum RemoteStamp {
     public static func fetch(_ url: URL, timeout: Double) -> String? {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
         request.httpMethod = "HEAD"
-        let answer = Answer()
+        // The header value handed from URLSession's delegate queue to the waiting worker.
+        let answer = Locked<String?>(nil)
         let done = DispatchSemaphore(value: 0)
         let task = URLSession.shared.dataTask(with: request) { _, response, _ in
             if let http = response as? HTTPURLResponse, (200..<300).contains(http.statusCode) {
@@ -30,13 +32,5 @@ public enum RemoteStamp {
             return nil
         }
         return answer.get()
-    }
-
-    /// The header value handed from URLSession's delegate queue to the waiting worker; `lock` guards `value`.
-    private final class Answer: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value: String?
-        func set(_ text: String) { lock.withLock { value = text } }
-        func get() -> String? { lock.withLock { value } }
     }
 }

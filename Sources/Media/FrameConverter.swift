@@ -6,7 +6,7 @@ internal import CFFmpeg
 /// keeping its displayed aspect ratio (even sizes for formats that need them), then applies the stream's
 /// ``Orientation`` so the result is upright as a player shows it. The scaler context is reused while frames keep the
 /// same geometry. The corresponding FFmpeg functions are `sws_getCachedContext`, `sws_setColorspaceDetails`,
-/// `sws_scale`. Not thread-safe: one converter per thread.
+/// `sws_scale_frame`. Not thread-safe: one converter per thread.
 public final class FrameConverter {
     /// Output pixel format.
     public let pixelFormat: PixelFormat
@@ -104,26 +104,11 @@ public final class FrameConverter {
                                          dstCoefficients, pixelFormat == .yuv420p ? 0 : 1, 0, 1 << 16, 1 << 16)
         }
         let target = try destination(size)
-        let result = withUnsafePointer(to: &src.pointee.data) { srcData in
-            srcData.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { srcPlanes in
-                withUnsafePointer(to: &src.pointee.linesize) { srcLines in
-                    srcLines.withMemoryRebound(to: Int32.self, capacity: 8) { srcStrides in
-                        withUnsafePointer(to: &target.pointee.data) { dstData in
-                            dstData.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { dstPlanes in
-                                withUnsafePointer(to: &target.pointee.linesize) { dstLines in
-                                    dstLines.withMemoryRebound(to: Int32.self, capacity: 8) { dstStrides in
-                                        sws_scale(scaler, srcPlanes, srcStrides, 0, src.pointee.height,
-                                                  dstPlanes, dstStrides)
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        guard result > 0 else {
-            throw MediaError.ffmpeg(result < 0 ? result : vf_averror_invaliddata(), operation: "convert", item: "frame")
+        // The output frame has its own buffers (``destination(_:)``), so libswscale writes into them: no copy, and
+        // the source frame is only referenced (decoded frames are reference-counted).
+        let result = sws_scale_frame(scaler, target, src)
+        guard result >= 0 else {
+            throw MediaError.ffmpeg(result, operation: "convert", item: "frame")
         }
         return target
     }

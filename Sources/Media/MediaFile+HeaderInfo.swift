@@ -8,7 +8,7 @@ extension MediaFile {
     /// For ``StreamInfoMode/header``: completes the streams' parameters without `avformat_find_stream_info` when the
     /// container's header allows it. On success returns the packets read on the way (the caller hands them out
     /// before reading more); nil when the caller must probe as usual — the file is then back at its first packet.
-    static func completeFromHeader(_ ctx: UnsafeMutablePointer<AVFormatContext>) -> [UnsafeMutablePointer<AVPacket>]? {
+    static func completeFromHeader(_ ctx: UnsafeMutablePointer<AVFormatContext>) -> [Packet]? {
         guard let name = ctx.pointee.iformat?.pointee.name,
               headerDescribedContainers.contains(String(cString: name)) else { return nil }
         var missing: [Int] = []
@@ -39,23 +39,18 @@ extension MediaFile {
         guard let codec, avcodec_parameters_to_context(codec, stream.pointee.codecpar) >= 0 else { return nil }
         parser.pointee.flags |= PARSER_FLAG_COMPLETE_FRAMES
 
-        var read: [UnsafeMutablePointer<AVPacket>] = []
+        var read: [Packet] = []
         var firstDTS: Int64? = nil
         var format: Int32 = -1
         while read.count < 64, firstDTS == nil {
-            guard let packet = av_packet_alloc() else { break }
-            guard av_read_frame(ctx, packet) >= 0 else {
-                var p: UnsafeMutablePointer<AVPacket>? = packet
-                av_packet_free(&p)
-                break
-            }
+            guard let packet = Packet(), av_read_frame(ctx, packet.raw) >= 0 else { break }
             read.append(packet)
-            guard Int(packet.pointee.stream_index) == target else { continue }
-            firstDTS = packet.pointee.dts
+            let p = packet.raw.pointee
+            guard Int(p.stream_index) == target else { continue }
+            firstDTS = p.dts
             var out: UnsafeMutablePointer<UInt8>? = nil
             var outSize: Int32 = 0
-            _ = av_parser_parse2(parser, codec, &out, &outSize, packet.pointee.data, packet.pointee.size,
-                                 packet.pointee.pts, packet.pointee.dts, packet.pointee.pos)
+            _ = av_parser_parse2(parser, codec, &out, &outSize, p.data, p.size, p.pts, p.dts, p.pos)
             format = parser.pointee.format
         }
         if format >= 0, let desc = av_pix_fmt_desc_get(AVPixelFormat(rawValue: format)),
@@ -63,11 +58,7 @@ extension MediaFile {
             stream.pointee.codecpar.pointee.format = format
             return read
         }
-        // Not settled here: give the packets back and rewind for the full probe.
-        for packet in read {
-            var p: UnsafeMutablePointer<AVPacket>? = packet
-            av_packet_free(&p)
-        }
+        // Not settled here: the packets are freed with `read`; rewind for the full probe.
         if let firstDTS, firstDTS != vf_nopts_value() {
             _ = av_seek_frame(ctx, Int32(target), firstDTS, vf_seek_flag_backward())
         } else if !read.isEmpty {

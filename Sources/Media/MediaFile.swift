@@ -16,14 +16,12 @@ public final class MediaFile {
     /// The options the file was opened with.
     public let options: OpenOptions
 
-    let context: UnsafeMutablePointer<AVFormatContext>
     let interrupt: InterruptState
-    private let interruptBox: Unmanaged<InterruptState>
-    /// The I/O context the format context reads through; closed after it.
-    private let input: MediaInput
+    /// The format context, the I/O it reads through and the interrupt retain, freed together.
+    private let demuxer: DemuxerContext
     /// Packets read while the stream information was completed (``StreamInfoMode/header``), handed out first by
     /// `readPacket`; dropped by a seek.
-    private var pending: [UnsafeMutablePointer<AVPacket>] = []
+    private var pending: [Packet] = []
     /// Frames and picture bytes decoded from this file so far, by all of its decoders; checked against
     /// ``OpenOptions/maxDecodedFrames`` and ``OpenOptions/maxDecodedBytes``.
     private(set) var decodedFrames = 0
@@ -75,18 +73,15 @@ public final class MediaFile {
         self.item = Redaction.redacted(item)
         self.options = options
         self.interrupt = InterruptState(token: cancellation, itemTimeLimit: options.itemTimeLimit)
-        self.interruptBox = Unmanaged.passRetained(interrupt)
 
         if interrupt.isCancelled {
-            interruptBox.release()
             throw MediaError(.cancelled, operation: "open", item: item, message: "cancelled before start")
         }
 
-        guard var ctx = avformat_alloc_context() else {
-            interruptBox.release()
+        // From here every error path is just a throw: the demuxer's deinit frees what was made so far.
+        guard let demuxer = DemuxerContext(interrupt: interrupt) else {
             throw MediaError(.limitExceeded, operation: "open", item: item, message: "out of memory")
         }
-        vf_set_interrupt_callback(ctx, mediaInterruptCallback, interruptBox.toOpaque())
         interrupt.arm(seconds: options.openTimeout)
 
         // Our own I/O context, so the format can be checked before its demuxer runs (a playlist demuxer opens the
@@ -98,7 +93,7 @@ public final class MediaFile {
         case .url(let text, let isLocal):
             url = text
             local = isLocal
-            var callback = ctx.pointee.interrupt_callback
+            var callback = demuxer.interruptCallback
             opened = MediaInput.open(url: text, whitelist: MediaFile.effectiveWhitelist(options, local: isLocal),
                                      interrupt: &callback)
         case .memory(let data):
@@ -107,40 +102,31 @@ public final class MediaFile {
             opened = (MediaInput.memory(data), vf_averror(ENOMEM))
         }
         guard let input = opened.input else {
-            let error = MediaError.ffmpeg(opened.code, operation: "open", item: item, interrupt: interrupt)
-            avformat_free_context(ctx)
-            interruptBox.release()
-            throw error
+            throw MediaError.ffmpeg(opened.code, operation: "open", item: item, interrupt: interrupt)
         }
+        demuxer.attach(input)
 
         var format: UnsafePointer<AVInputFormat>? = nil
         let probed = av_probe_input_buffer2(input.io, &format, url, nil, 0, 0)
         let formatName = format.map { String(cString: $0.pointee.name) }
-        var refusal: MediaError? = nil
         if probed < 0 || formatName == nil {
             let code = input.ioError ?? (probed < 0 ? probed : vf_averror_invaliddata())
-            refusal = MediaError.ffmpeg(code, operation: "open", item: item, interrupt: interrupt)
+            throw MediaError.ffmpeg(code, operation: "open", item: item, interrupt: interrupt)
         } else if let name = formatName, let why = MediaFile.formatRefusal(name, options: options) {
-            refusal = MediaError(.policyViolation, operation: "open", item: item, message: why)
+            throw MediaError(.policyViolation, operation: "open", item: item, message: why)
         } else if let name = formatName, name.hasPrefix("mov,"), let io = input.io,
                   let claim = SampleTableScan.claimedSamples(io: io, wholeFile: local != false) {
             if claim.compressed {
-                refusal = MediaError(.policyViolation, operation: "open", item: item, message: """
+                throw MediaError(.policyViolation, operation: "open", item: item, message: """
                     a compressed movie header (cmov, from QuickTime 3) is never opened: its sample tables cannot be \
                     checked before the demuxer reads them
                     """)
             } else if claim.samples > claim.fileSize {
-                refusal = MediaError(.limitExceeded, operation: "open", item: item, message: """
+                throw MediaError(.limitExceeded, operation: "open", item: item, message: """
                     the sample tables claim \(claim.samples) samples in a file of \(claim.fileSize) bytes; opening it \
                     would index every one of them (\(claim.samples / 43_690) MiB)
                     """)
             }
-        }
-        if let refusal {
-            avformat_free_context(ctx)
-            input.close()
-            interruptBox.release()
-            throw refusal
         }
 
         var dict: OpaquePointer? = nil
@@ -158,60 +144,35 @@ public final class MediaFile {
             }
         }
 
-        ctx.pointee.pb = input.io
-        var maybeCtx: UnsafeMutablePointer<AVFormatContext>? = ctx
-        let openResult = avformat_open_input(&maybeCtx, url, format, &dict)
-        guard openResult >= 0, let openedCtx = maybeCtx else {
-            // avformat_open_input frees the context on failure; the I/O context is ours to close.
-            let error = MediaError.ffmpeg(input.ioError ?? openResult, operation: "open", item: item,
-                                          interrupt: interrupt)
-            input.close()
-            interruptBox.release()
-            throw error
+        let openResult = demuxer.open(url: url, format: format, options: &dict)
+        guard openResult >= 0 else {
+            throw MediaError.ffmpeg(input.ioError ?? openResult, operation: "open", item: item, interrupt: interrupt)
         }
-        ctx = openedCtx
+        let ctx = demuxer.raw
 
-        var read: [UnsafeMutablePointer<AVPacket>]? = nil
+        var read: [Packet]? = nil
         if options.streamInfo == .header { read = MediaFile.completeFromHeader(ctx) }
         let infoResult = read == nil ? avformat_find_stream_info(ctx, nil) : 0
         interrupt.disarm()
-        var failure: MediaError? = nil
-        var info: MediaInfo? = nil
         if infoResult < 0 {
-            failure = MediaError.ffmpeg(input.ioError ?? infoResult, operation: "read stream info", item: item,
-                                        interrupt: interrupt)
-        } else {
-            let described = MediaFile.readInfo(ctx)
-            if let bomb = MediaFile.indexViolation(ctx) {
-                failure = MediaError(.limitExceeded, operation: "open", item: item, message: bomb)
-            } else if let tooLarge = MediaFile.limitViolation(described, options) {
-                failure = MediaError(.limitExceeded, operation: "open", item: item, message: tooLarge)
-            }
-            info = described
+            throw MediaError.ffmpeg(input.ioError ?? infoResult, operation: "read stream info", item: item,
+                                    interrupt: interrupt)
         }
-        guard let info, failure == nil else {
-            // Before every stored property is set deinit will not run, so release here.
-            for packet in read ?? [] {
-                var p: UnsafeMutablePointer<AVPacket>? = packet
-                av_packet_free(&p)
-            }
-            avformat_close_input(&maybeCtx)
-            input.close()
-            interruptBox.release()
-            throw failure!
+        let info = MediaFile.readInfo(ctx)
+        if let bomb = MediaFile.indexViolation(ctx) {
+            throw MediaError(.limitExceeded, operation: "open", item: item, message: bomb)
         }
-        self.context = ctx
-        self.input = input
+        if let tooLarge = MediaFile.limitViolation(info, options) {
+            throw MediaError(.limitExceeded, operation: "open", item: item, message: tooLarge)
+        }
+        self.demuxer = demuxer
         self.info = info
         self.pending = read ?? []
     }
 
     deinit {
+        // The kept packets first, then the demuxer's deinit: the format context, the input, the interrupt retain.
         dropPendingPackets()
-        var ctx: UnsafeMutablePointer<AVFormatContext>? = context
-        avformat_close_input(&ctx)
-        input.close()
-        interruptBox.release()
     }
 
     /// Whether the caller's token has been cancelled.
@@ -247,6 +208,12 @@ public final class MediaFile {
             throw MediaError(.limitExceeded, operation: "decode", item: item, message: violation)
         }
     }
+
+    /// The format context, valid while this file lives; do not keep it past the call that uses it.
+    var context: UnsafeMutablePointer<AVFormatContext> { demuxer.raw }
+
+    /// The I/O context's error, if the I/O layer hit one (see ``MediaInput/ioError``).
+    private var ioError: Int32? { demuxer.input?.ioError }
 
     func stream(at index: Int) -> UnsafeMutablePointer<AVStream> {
         precondition(index >= 0 && index < Int(context.pointee.nb_streams), "stream index out of range")
@@ -285,12 +252,6 @@ public final class MediaFile {
     }
 }
 
-/// FFmpeg's interrupt callback: `opaque` is an unretained `InterruptState` kept alive by its `MediaFile`.
-private let mediaInterruptCallback: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { opaque in
-    guard let opaque else { return 0 }
-    return Unmanaged<InterruptState>.fromOpaque(opaque).takeUnretainedValue().shouldInterrupt() ? 1 : 0
-}
-
 // MARK: - Reading
 
 /// One demuxed packet step.
@@ -305,16 +266,15 @@ extension MediaFile {
     func readPacket(into packet: UnsafeMutablePointer<AVPacket>) throws -> PacketRead {
         try throwIfCancelled("read")
         if !pending.isEmpty {
-            var first: UnsafeMutablePointer<AVPacket>? = pending.removeFirst()
-            av_packet_move_ref(packet, first)
-            av_packet_free(&first)
+            let first = pending.removeFirst()
+            withExtendedLifetime(first) { av_packet_move_ref(packet, first.raw) }
             return .packet
         }
         interrupt.arm(seconds: options.readTimeout)
         let result = av_read_frame(context, packet)
         interrupt.disarm()
         if result == vf_averror_eof() { return .endOfFile }
-        if result < 0, let cause = input.ioError {
+        if result < 0, let cause = ioError {
             // The connection failed or the time limit passed while the demuxer read: that is the error, not the
             // "invalid data" the demuxer may have made of the cut-short read.
             throw MediaError.ffmpeg(cause, operation: "read", item: item, interrupt: interrupt)
@@ -352,10 +312,6 @@ extension MediaFile {
 
     /// Frees the packets kept from opening; called before a seek, after which they are stale.
     func dropPendingPackets() {
-        for packet in pending {
-            var p: UnsafeMutablePointer<AVPacket>? = packet
-            av_packet_free(&p)
-        }
         pending.removeAll()
     }
 }

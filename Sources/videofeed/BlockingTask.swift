@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import EngineSupport
 
 /// Runs async work to completion from synchronous code (a `ParsableCommand.run()`), blocking the calling thread.
 ///
@@ -8,7 +8,7 @@ enum BlockingTask {
     static func run<Value: Sendable>(
         _ work: @escaping @Sendable () async throws -> Value
     ) -> Result<Value, any Error> {
-        let box = ResultBox<Value>()
+        let box = Locked<Result<Value, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             do {
@@ -19,21 +19,8 @@ enum BlockingTask {
             done.signal()
         }
         done.wait()
-        return box.get()!
-    }
-}
-
-/// One result handed from the task to the waiting thread. `@unchecked Sendable` is safe because `value` is only
-/// read and written while holding `lock`.
-private final class ResultBox<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Result<Value, any Error>?
-
-    func set(_ result: Result<Value, any Error>) {
-        lock.withLock { value = result }
-    }
-
-    func get() -> Result<Value, any Error>? {
-        lock.withLock { value }
+        // The task always sets a result before it signals, so nil here can only be a bug.
+        guard let result = box.get() else { preconditionFailure("BlockingTask: signalled without a result") }
+        return result
     }
 }

@@ -25,13 +25,13 @@ struct FeedSourceOptions: ParsableArguments {
     var timeout: Double = 15
 
     @Option(help: "Largest listing accepted from a URL, all pages together, e.g. 64MiB; a larger or endless one is cut off.")
-    var maxListingSize: String = "64MiB"
+    var maxListingSize: ByteCount = .mebibytes(RemoteFeedLoader.defaultMaxListingBytes >> 20)
 
     @Option(help: "Retries of timeouts and 5xx answers.")
     var retries: Int = 2
 
     @Option(help: "Display size WxH the Pexels file is chosen for.")
-    var display: String = "1080x1920"
+    var display: DisplaySize = .portraitFullHD
 
     @Option(help: "Order of a folder's items: newest or name.")
     var sort: SortOption = .newest
@@ -59,10 +59,6 @@ struct FeedSourceOptions: ParsableArguments {
         try NumberRules.timeLimit(timeout, "--timeout")
         if retries < 0 || retries > 100 { throw ValidationError("--retries must be from 0 to 100.") }
         if authEnv != nil && authFile != nil { throw ValidationError("Use --auth-env or --auth-file, not both.") }
-        if Self.displaySize(display) == nil { throw ValidationError("--display must look like 1080x1920.") }
-        if SwipeScript.bytes(maxListingSize) == nil {
-            throw ValidationError("--max-listing-size: give e.g. 32MiB, 500K or a byte count.")
-        }
     }
 
     /// What the feed is loaded for, which decides whether a failing URL may be replaced by the bundled feed.
@@ -99,7 +95,7 @@ struct FeedSourceOptions: ParsableArguments {
         if isDirectory.boolValue {
             return DirectoryFeedLoader(root: url, order: sort == .name ? .name : .newestFirst)
         }
-        return ManifestFeedLoader(file: url, format: format, displaySize: Self.displaySize(display)!)
+        return ManifestFeedLoader(file: url, format: format, displaySize: display)
     }
 
     private func remoteLoader(_ url: URL, format: FeedFormat?, bundled: BundledFeedLoader?) -> any FeedLoader {
@@ -119,21 +115,13 @@ struct FeedSourceOptions: ParsableArguments {
             authorization: authorization,
             timeout: timeout,
             retry: RetryPolicy(maxAttempts: retries + 1, initialDelay: 0.5),
-            displaySize: Self.displaySize(display)!,
-            maxListingBytes: SwipeScript.bytes(maxListingSize) ?? RemoteFeedLoader.defaultMaxListingBytes)
+            displaySize: display,
+            maxListingBytes: maxListingSize.bytes)
         if noFallback { return remote }
         let cacheFolder = cacheDir.map { URL(fileURLWithPath: $0, isDirectory: true) }
             ?? DiskFeedPageCache.defaultDirectory(for: url)
         let primary: any FeedLoader = noCache ? remote : remote.cached(in: DiskFeedPageCache(directory: cacheFolder))
         guard let bundled else { return primary }
         return primary.withFallback(bundled, named: "the bundled feed (not the feed asked for)")
-    }
-
-    static func displaySize(_ text: String) -> DisplaySize? {
-        let parts = text.lowercased().split(separator: "x")
-        guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]), width > 0, height > 0 else {
-            return nil
-        }
-        return DisplaySize(width: width, height: height)
     }
 }

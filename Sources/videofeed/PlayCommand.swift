@@ -22,7 +22,7 @@ struct PlayCommand: ParsableCommand {
     @OptionGroup var mediaPolicy: MediaPolicyOptions
 
     @Option(help: "Swipe script: n (next), p (previous), jN (jump to item N), comma-separated, e.g. \"n,n,p,n,j5\".")
-    var swipes: String?
+    var swipes: SwipeList?
 
     @Option(help: "Random swipes instead of a script: how many.")
     var random: Int?
@@ -34,10 +34,10 @@ struct PlayCommand: ParsableCommand {
     var seed: UInt64 = 1
 
     @Option(name: .customLong("dwell-ms"), help: "Time on each item before the next swipe, MIN-MAX milliseconds.")
-    var dwell: String = "300-300"
+    var dwell = MillisecondRange(300...300)
 
     @Option(help: "Prefetch policy: window, forwardN (e.g. forward2), tiktokLike, staged, swipeAware.")
-    var policy: String = "window"
+    var policy: PolicyChoice = .window
 
     @Option(help: "Display box WxH the frames are fitted into.")
     var size: Size = Size(width: 720, height: 1280)
@@ -46,7 +46,7 @@ struct PlayCommand: ParsableCommand {
     var pixelFormat: PixelFormat = .bgra
 
     @Option(help: "Memory budget for decoded frames, e.g. 256MiB, 64M, or bytes.")
-    var budget: String = "256MiB"
+    var budget: ByteCount = .mebibytes(256)
 
     @Option(help: "Concurrent prefetch jobs (default: cores).")
     var workers: Int?
@@ -70,10 +70,6 @@ struct PlayCommand: ParsableCommand {
         if let random { try NumberRules.count(random, "--random", max: 10_000_000) }
         if let workers { try NumberRules.count(workers, "--workers", max: NumberRules.maxThreads) }
         try NumberRules.count(waitMilliseconds, "--wait-ms", max: Int(NumberRules.maxSeconds) * 1000)
-        if BuiltInPolicies.named(policy) == nil { throw ValidationError("unknown policy '\(policy)'") }
-        if SwipeScript.bytes(budget) == nil { throw ValidationError("--budget: give e.g. 256MiB, 64M or a byte count") }
-        if SwipeScript.range(dwell) == nil { throw ValidationError("--dwell-ms: give MIN-MAX milliseconds, e.g. 250-1500") }
-        if let swipes, SwipeScript.parse(swipes) == nil { throw ValidationError("--swipes: use n, p and jN separated by commas") }
     }
 
     struct SwipeRecord: Encodable {
@@ -129,11 +125,11 @@ struct PlayCommand: ParsableCommand {
         var configuration = FeedPlayerConfiguration()
         configuration.displaySize = size
         configuration.pixelFormat = pixelFormat
-        configuration.memoryBudget = SwipeScript.bytes(budget)!
+        configuration.memoryBudget = budget.bytes
         configuration.wraps = wrap
         configuration.openOptions = mediaPolicy.applied(to: configuration.openOptions)
         if let workers { configuration.workers = max(1, workers) }
-        let chosen = BuiltInPolicies.named(policy)!
+        let chosen = policy.policy
         let player = FeedPlayer(feed: items, policy: chosen, configuration: configuration)
         var rng = SimRandom(seed: seed)
         // A trace gives the swipes and the watch time after each one; otherwise the dwell range does.
@@ -146,7 +142,7 @@ struct PlayCommand: ParsableCommand {
                 throw ExitCode(ExitStatus.couldNotRun)
             }
         }
-        let actions = session.map { $0.steps.map(\.action) } ?? swipes.flatMap(SwipeScript.parse)
+        let actions = session.map { $0.steps.map(\.action) } ?? swipes?.actions
             ?? SwipeScript.random(count: random ?? 10, feedLength: items.count, rng: &rng)
         if let dump {
             do {
@@ -159,7 +155,7 @@ struct PlayCommand: ParsableCommand {
 
         player.start(at: 0)
         _ = player.waitForFirstFrame(of: 0, timeout: Double(waitMilliseconds) / 1000)
-        let dwellRange = SwipeScript.range(dwell)!
+        let dwellRange = dwell.milliseconds
         // The first item is watched for a dwell too before the first swipe, as a viewer would.
         func dwellOnCurrent(_ watch: Double?) {
             let playback = player.play { _ in }

@@ -1,10 +1,10 @@
+import EngineSupport
 import Foundation
-import Synchronization
 import Thumbnails
 import Transcoding
 
 /// Shows batch progress on stderr: a bar with count, rate and ETA redrawn in place on a terminal, a plain line every
-/// five seconds otherwise, nothing when disabled. Called from worker threads; its state is behind a `Mutex`.
+/// five seconds otherwise, nothing when disabled. Called from worker threads; its state is behind a `Locked`.
 final class ProgressReporter: Sendable {
     private struct State {
         var lastDraw = 0.0
@@ -13,7 +13,7 @@ final class ProgressReporter: Sendable {
 
     private let enabled: Bool
     private let terminal: Bool
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// The command named at the start of a plain line.
     private let label: String

@@ -54,7 +54,7 @@ struct SimulateRunCommand: ParsableCommand {
     var backgroundLoad: Double = 0
 
     @Option(help: "Memory budget for decoded frames, e.g. 256MiB; a comma-separated list sweeps budgets.")
-    var budget: String = "256MiB"
+    var budget = ByteCountList(.mebibytes(256))
 
     @Option(help: "Items in the feed (default: enough that the session never reaches the end).")
     var items: Int?
@@ -90,13 +90,6 @@ struct SimulateRunCommand: ParsableCommand {
         if let cores { try NumberRules.count(cores, "--cores", max: 1024) }
         if let items { try NumberRules.count(items, "--items", max: 10_000_000) }
         if !(backgroundLoad >= 0 && backgroundLoad <= 1024) { throw ValidationError("--background-load must be from 0 to 1024") }
-        if budgets() == nil { throw ValidationError("--budget: give e.g. 256MiB, 64M or a byte count, or a comma-separated list") }
-    }
-
-    private func budgets() -> [Int]? {
-        let list = budget.split(separator: ",").map { SwipeScript.bytes(String($0)) }
-        guard !list.isEmpty, list.allSatisfy({ $0 != nil }) else { return nil }
-        return list.map { $0! }
     }
 
     func run() throws {
@@ -137,8 +130,8 @@ struct SimulateRunCommand: ParsableCommand {
                 }
             }
             var rows: [SimulationMetrics] = []
-            for bytes in budgets()! {
-                scenario.budget = bytes
+            for bytes in budget.values {
+                scenario.budget = bytes.bytes
                 rows += try PolicySimulator(scenario: scenario).compare(chosen)
             }
             let header = ComparisonTable.Header(

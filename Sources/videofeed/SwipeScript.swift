@@ -2,7 +2,7 @@ import Foundation
 import PolicyLab
 import Prefetch
 
-/// Parsing of `play`'s options, and random swipes.
+/// Parsing of `play`'s swipe scripts (``SwipeList`` is the option's value), and random swipes.
 enum SwipeScript {
     /// `"n,n,p,j5"` → actions; nil if any entry is not n, p or jN.
     static func parse(_ text: String) -> [SwipeAction]? {
@@ -27,29 +27,5 @@ enum SwipeScript {
             if r < 95 { return .previous }
             return .jump(Int(rng.next() % UInt64(max(feedLength, 1))))
         }
-    }
-
-    /// `"250-1500"` (or `"300"`) → 250...1500; each end from 0 to a day (86,400,000 ms).
-    static func range(_ text: String) -> ClosedRange<Int>? {
-        let day = 86_400_000
-        let parts = text.split(separator: "-").map { Int($0.trimmingCharacters(in: .whitespaces)) }
-        if parts.count == 1, let v = parts[0], v >= 0, v <= day { return v...v }
-        guard parts.count == 2, let lo = parts[0], let hi = parts[1], lo >= 0, hi >= lo, hi <= day else { return nil }
-        return lo...hi
-    }
-
-    /// `"256MiB"`, `"64M"`, `"1GiB"`, `"1048576"` → bytes; nil for anything not from 1 byte to 1 PiB.
-    static func bytes(_ text: String) -> Int? {
-        let t = text.trimmingCharacters(in: .whitespaces).lowercased()
-        let units: [(String, Int)] = [("gib", 1 << 30), ("g", 1 << 30), ("mib", 1 << 20), ("m", 1 << 20),
-                                      ("kib", 1 << 10), ("k", 1 << 10), ("b", 1)]
-        for (suffix, scale) in units where t.hasSuffix(suffix) {
-            guard let v = Double(t.dropLast(suffix.count)), v > 0, v * Double(scale) <= Double(1 << 50) else {
-                return nil
-            }
-            return max(1, Int(v * Double(scale)))
-        }
-        guard let v = Int(t), v > 0, v <= 1 << 50 else { return nil }
-        return v
     }
 }

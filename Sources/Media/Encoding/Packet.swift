@@ -1,7 +1,7 @@
 internal import CFFmpeg
 
 /// An owned `AVPacket`: freed on deinit. Packets move between the encoders and the muxers of one transcode on one
-/// thread; the type never leaves the Media module.
+/// thread, or wait in a ``MediaFile`` for its first reads; the type never leaves the Media module.
 final class Packet {
     let raw: UnsafeMutablePointer<AVPacket>
 
