@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "Media", dependencies: ["CFFmpeg", "EngineSupport"]),
         .target(name: "Feed", dependencies: ["EngineSupport"]),
         .target(name: "Prefetch", dependencies: ["EngineSupport"]),
-        .target(name: "FeedPlayer", dependencies: ["Feed", "Media", "Prefetch"]),
+        .target(name: "FeedPlayer", dependencies: ["Feed", "Media", "Prefetch", "EngineSupport"]),
         .target(name: "Thumbnails", dependencies: ["Media", "Feed", "EngineSupport"]),
         .target(name: "PolicyLab", dependencies: ["Prefetch"]),
         .target(name: "Transcoding", dependencies: ["Media", "Feed", "EngineSupport"]),

@@ -1,3 +1,4 @@
+import EngineSupport
 import Foundation
 
 extension FeedPlayer {
@@ -5,7 +6,7 @@ extension FeedPlayer {
     /// order, looping at the end of the item. Nil when the next frame is not decoded yet — prefetching keeps about a
     /// second buffered for the current item, refilled as frames are taken.
     public func nextPlaybackFrame() -> PlayerFrame? {
-        state.sync {
+        state.withLock { _ in
             if !playheadShownFirst {
                 guard let first = scheduler.snapshot(current)?.firstFrame else { return nil }
                 playheadShownFirst = true
@@ -22,7 +23,7 @@ extension FeedPlayer {
     /// ``PlaybackSession/stop()`` ends it. A frame that is due but not decoded yet counts a stall.
     public func play(speed: Double = 1, sink: @escaping @Sendable (PlayerFrame) -> Void) -> PlaybackSession {
         let session = PlaybackSession()
-        let generation = state.sync { self.generation }
+        let generation = state.withLock { _ in self.generation }
         let thread = Thread { [weak self] in
             self?.runPlayback(generation: generation, speed: max(speed, 0.01), session: session, sink: sink)
             session.finished()
@@ -37,12 +38,12 @@ extension FeedPlayer {
         var origin = now()
         var elapsed = 0.0  // media seconds played
         var stalledSince: Double?
-        while !session.isStopped, state.sync({ self.generation }) == generation {
+        while !session.isStopped, state.withLock({ _ in self.generation }) == generation {
             guard let frame = nextPlaybackFrame() else {
                 let t = now()
                 if stalledSince == nil && t >= origin + elapsed / speed {
                     stalledSince = t
-                    state.sync {
+                    state.withLock { _ in
                         stalls += 1
                         emit(.stall(index: current))
                     }
@@ -59,9 +60,9 @@ extension FeedPlayer {
             var stopped = false
             while !stopped, case let wait = origin + elapsed / speed - now(), wait > 0 {
                 Thread.sleep(forTimeInterval: min(wait, 0.005))
-                stopped = session.isStopped || state.sync({ self.generation }) != generation
+                stopped = session.isStopped || state.withLock({ _ in self.generation }) != generation
             }
-            guard !stopped, !session.isStopped, state.sync({ self.generation }) == generation else { break }
+            guard !stopped, !session.isStopped, state.withLock({ _ in self.generation }) == generation else { break }
             sink(frame)
             session.played()
             elapsed += frame.duration
@@ -70,36 +71,34 @@ extension FeedPlayer {
 }
 
 /// A running ``FeedPlayer/play(speed:sink:)``.
-/// `@unchecked Sendable`: `flags` is only touched under `lock`.
-public final class PlaybackSession: @unchecked Sendable {
-    private let lock = StateLock()
-    private var flags: (stopped: Bool, done: Bool, frames: Int) = (false, false, 0)
+public final class PlaybackSession: Sendable {
+    private let flags = Locked<(stopped: Bool, done: Bool, frames: Int)>((false, false, 0))
     private let doneSignal = DispatchSemaphore(value: 0)
 
     init() {}
 
     /// Stops playback; the sink gets no further frame after ``wait(timeout:)`` returns.
-    public func stop() { lock.sync { flags.stopped = true } }
+    public func stop() { flags.withLock { $0.stopped = true } }
 
     /// Whether ``stop()`` was called.
-    public var isStopped: Bool { lock.sync { flags.stopped } }
+    public var isStopped: Bool { flags.withLock { $0.stopped } }
 
     /// Frames handed to the sink so far.
-    public var framesPlayed: Int { lock.sync { flags.frames } }
+    public var framesPlayed: Int { flags.withLock { $0.frames } }
 
     /// Blocks until playback has ended (stopped or swiped away) or `timeout` passes; returns whether it ended.
     @discardableResult
     public func wait(timeout: Double) -> Bool {
-        if lock.sync({ flags.done }) { return true }
+        if flags.withLock({ $0.done }) { return true }
         guard doneSignal.wait(timeout: .now() + timeout) == .success else { return false }
         doneSignal.signal()
         return true
     }
 
-    func played() { lock.sync { flags.frames += 1 } }
+    func played() { flags.withLock { $0.frames += 1 } }
 
     func finished() {
-        lock.sync { flags.done = true }
+        flags.withLock { $0.done = true }
         doneSignal.signal()
     }
 }

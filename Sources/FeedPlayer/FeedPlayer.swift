@@ -1,4 +1,5 @@
 import Dispatch
+import EngineSupport
 import Feed
 #if canImport(Glibc)
 import Glibc
@@ -15,20 +16,34 @@ import Prefetch
 /// event when it arrives (a miss). Prefetching follows a ``PrefetchPolicy`` on a ``PrefetchScheduler`` backed by the
 /// Media layer, within ``FeedPlayerConfiguration/memoryBudget``.
 ///
+/// A player made with ``paging(_:policy:configuration:pageAhead:)`` plays an endless, paged listing: it asks its
+/// ``Feed`` for the next page while the viewer is within `pageAhead` items of the last one loaded, appends the new
+/// items without disturbing the window (``FeedPlayerEvent/feedGrew(count:complete:)``), wraps around only once the
+/// listing's end is known (and ``FeedPlayerConfiguration/wraps`` asks for it), and survives a page that fails: it
+/// keeps playing what it has and tries again after 1, 2, 4 … 30 s (``FeedPlayerEvent/pageFailed(message:)``).
+///
 /// Thread-safe: `@unchecked Sendable` because every mutable property is only touched while holding `state` (a lock,
 /// not a queue: a swipe must never wait behind queued event handling for a thread to run it). Scheduler events are
 /// handled on the serial queue `events`, which takes the lock for a moment; the lock order is always player, then
 /// the scheduler's control queue. Calls never wait for decoding; they take microseconds.
 public final class FeedPlayer: @unchecked Sendable {
-    /// The items, in feed order.
-    public let items: [FeedItem]
+    /// The items loaded so far, in feed order.
+    public var items: [FeedItem] { catalog.items }
+    /// The number of items loaded so far.
+    public var itemCount: Int { catalog.count }
+    /// Item `index`, if loaded.
+    public func item(at index: Int) -> FeedItem? { catalog.item(at: index) }
     /// The configuration given at creation.
     public let configuration: FeedPlayerConfiguration
     /// The policy in use.
     public let policy: any PrefetchPolicy
 
     let scheduler: PrefetchScheduler<MediaPreparer>
-    let state = StateLock()
+    let state = Locked(())
+    private let catalog: ItemCatalog
+    /// The paged listing the items come from (nil: a fixed list), and how close to its end a page is asked for.
+    private let feed: Feed?
+    private let pageAhead: Int
     private let eventQueue = DispatchQueue(label: "videofeed.player.events")
     private let clockOrigin = DispatchTime.now().uptimeNanoseconds
 
@@ -43,37 +58,70 @@ public final class FeedPlayer: @unchecked Sendable {
     var playheadShownFirst = false
     var generation = 0
     private var eventHandler: (@Sendable (FeedPlayerEvent) -> Void)?
+    /// Paging: whether the listing's end is known, the page load in flight, failures in a row, and when the next
+    /// try may start.
+    private var feedComplete: Bool
+    private var pageLoad: Task<Void, Never>?
+    private var pageFailures = 0
+    private var retryAt = 0.0
     private var arrivalWaiters: [(index: Int, body: @Sendable (CurrentFrame) -> Void)] = []
 
     /// - Parameters:
     ///   - feed: the items to play, in order (load them with a `FeedLoader`).
     ///   - policy: what to prefetch (default: ``WindowPolicy`` — current ± 2).
     ///   - configuration: display size and format, workers, memory budget.
-    public init(feed: [FeedItem], policy: any PrefetchPolicy = .window(),
-                configuration: FeedPlayerConfiguration = FeedPlayerConfiguration()) {
+    public convenience init(feed: [FeedItem], policy: any PrefetchPolicy = .window(),
+                            configuration: FeedPlayerConfiguration = FeedPlayerConfiguration()) {
+        self.init(items: feed, complete: true, feed: nil, pageAhead: 0, policy: policy, configuration: configuration)
+    }
+
+    /// A player over a paged listing: loads its first page (throwing if that fails), then pages on as the viewer
+    /// nears the end of what is loaded.
+    /// - Parameters:
+    ///   - feed: the listing (its ``Feed/prefetchDistance`` is not used: the player decides when to page).
+    ///   - pageAhead: the next page is asked for once the viewer is this many items or fewer from the last loaded
+    ///     one (default 5: the window's reach plus a few swipes).
+    public static func paging(_ feed: Feed, policy: any PrefetchPolicy = .window(),
+                              configuration: FeedPlayerConfiguration = FeedPlayerConfiguration(),
+                              pageAhead: Int = 5) async throws -> FeedPlayer {
+        try await feed.load(atLeast: 1)
+        let items = await feed.items
+        let complete = await feed.isComplete
+        return FeedPlayer(items: items, complete: complete, feed: feed, pageAhead: max(1, pageAhead), policy: policy,
+                          configuration: configuration)
+    }
+
+    private init(items: [FeedItem], complete: Bool, feed: Feed?, pageAhead: Int, policy: any PrefetchPolicy,
+                 configuration: FeedPlayerConfiguration) {
         // Frames come and go with every swipe: return them to the system so resident memory follows the budget.
         AllocatorTuning.returnLargeBlocks()
-        self.items = feed
+        self.catalog = ItemCatalog(items)
+        self.feed = feed
+        self.pageAhead = pageAhead
+        self.feedComplete = complete
         self.policy = policy
         self.configuration = configuration
-        self.position = FeedPosition(length: feed.count, wraps: configuration.wraps)
-        let sources = feed.map { $0.source.isFileURL ? $0.source.path : $0.source.absoluteString }
+        let wraps = configuration.wraps && complete
+        self.position = FeedPosition(length: items.count, wraps: wraps)
         scheduler = PrefetchScheduler(
-            preparer: MediaPreparer(sources: sources, configuration: configuration), policy: policy,
-            feedLength: feed.count, wraps: configuration.wraps, workers: configuration.workers,
+            preparer: MediaPreparer(catalog: catalog, configuration: configuration), policy: policy,
+            feedLength: items.count, wraps: wraps, workers: configuration.workers,
             budget: configuration.memoryBudget)
         scheduler.setEventHandler { [weak self] event in
             guard let self else { return }
-            self.eventQueue.async { self.state.sync { self.handle(event) } }
+            self.eventQueue.async { self.state.withLock { _ in self.handle(event) } }
         }
     }
 
-    deinit { scheduler.shutdown() }
+    deinit {
+        pageLoad?.cancel()
+        scheduler.shutdown()
+    }
 
     /// Receives every ``FeedPlayerEvent`` on a background thread; return quickly and do not call back into the
     /// player from the handler (hand the event to your own queue instead).
     public func onEvent(_ handler: (@Sendable (FeedPlayerEvent) -> Void)?) {
-        state.sync { eventHandler = handler }
+        state.withLock { _ in eventHandler = handler }
     }
 
     /// Events as an `AsyncStream` (replaces any ``onEvent(_:)`` handler).
@@ -85,13 +133,14 @@ public final class FeedPlayer: @unchecked Sendable {
     }
 
     /// The current item's index.
-    public var currentIndex: Int { state.sync { current } }
+    public var currentIndex: Int { state.withLock { _ in current } }
 
     /// Starts prefetching around `index` without counting a swipe (the first screen).
     public func start(at index: Int = 0) {
-        state.sync {
+        state.withLock { _ in
             position.place(at: index)
             scheduler.update(current: current, history: position.history, now: now())
+            requestPageIfNeeded()
         }
     }
 
@@ -111,7 +160,7 @@ public final class FeedPlayer: @unchecked Sendable {
     /// One swipe, all on `state`: the target is computed from the current index inside the same critical section.
     public func move(_ action: SwipeAction) -> CurrentFrame {
         let started = now()
-        return state.sync {
+        return state.withLock { _ in
             let (target, isSwipe) = position.move(action, at: started)
             if isSwipe {
                 swipes += 1
@@ -120,6 +169,7 @@ public final class FeedPlayer: @unchecked Sendable {
             }
             // The answer comes from what the scheduler last published; its update is queued, never waited for.
             let published = scheduler.swipe(to: target, history: position.history, now: started)
+            requestPageIfNeeded()
             if let failure = published.failure {
                 if isSwipe { misses += 1 }
                 return .failed(failure)
@@ -146,12 +196,12 @@ public final class FeedPlayer: @unchecked Sendable {
 
     /// The current item's first frame if decoded, `.loading` or `.failed` otherwise. Does not count a swipe.
     public func currentFrame() -> CurrentFrame {
-        state.sync { frameState(current) }
+        state.withLock { _ in frameState(current) }
     }
 
     /// Calls `body` once the current item `index` has its first frame (at once if it has), or fails.
     public func whenFirstFrame(of index: Int, _ body: @escaping @Sendable (CurrentFrame) -> Void) {
-        eventQueue.async { self.state.sync {
+        eventQueue.async { self.state.withLock { _ in
             let frame = self.frameState(index)
             if case .loading = frame {
                 self.arrivalWaiters.append((index, body))
@@ -163,7 +213,7 @@ public final class FeedPlayer: @unchecked Sendable {
 
     /// Blocks until item `index` has its first frame or failed, or `timeout` passes (then `.loading`).
     public func waitForFirstFrame(of index: Int, timeout: Double) -> CurrentFrame {
-        let box = FrameBox()
+        let box = Locked<CurrentFrame>(.loading)
         let done = DispatchSemaphore(value: 0)
         whenFirstFrame(of: index) { frame in
             box.set(frame)
@@ -182,7 +232,7 @@ public final class FeedPlayer: @unchecked Sendable {
     /// What was measured so far.
     public var metrics: FeedPlayerMetrics {
         let counters = scheduler.counters
-        return state.sync {
+        return state.withLock { _ in
             var m = FeedPlayerMetrics()
             m.swipes = swipes
             m.hits = hits
@@ -206,8 +256,28 @@ public final class FeedPlayer: @unchecked Sendable {
     /// Decoded bytes held now (exact).
     public var decodedBytes: Int { scheduler.counters.decodedBytes }
 
-    /// Stops all prefetching and releases every decoded frame and decoder.
-    public func shutdown() { scheduler.shutdown() }
+    /// Stops all prefetching and paging, and releases every decoded frame and decoder.
+    public func shutdown() {
+        state.withLock { _ in
+            pageLoad?.cancel()
+            feedComplete = true  // no more pages
+        }
+        scheduler.shutdown()
+    }
+
+    /// Whether the listing's end is known (always, for a player over a fixed list).
+    public var isFeedComplete: Bool { state.withLock { _ in feedComplete } }
+
+    /// Blocks until no page load is in flight, or `timeout` passes; returns whether none is.
+    @discardableResult
+    public func waitForPage(timeout: Double) -> Bool {
+        let deadline = now() + timeout
+        while state.withLock({ _ in pageLoad != nil }) {
+            if now() >= deadline { return false }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        return true
+    }
 
     // MARK: - On `state`
 
@@ -245,6 +315,53 @@ public final class FeedPlayer: @unchecked Sendable {
         }
     }
 
+    // MARK: - Paging (on `state`)
+
+    /// Starts loading the next page when the viewer is within `pageAhead` items of the last loaded one, none is in
+    /// flight, the listing's end is not known and no retry is being waited for.
+    private func requestPageIfNeeded() {
+        guard let feed, !feedComplete, pageLoad == nil, now() >= retryAt,
+              current + pageAhead >= catalog.count - 1 else { return }
+        let known = catalog.count
+        pageLoad = Task { [weak self] in
+            let result: Result<(items: [FeedItem], complete: Bool), any Error>
+            do {
+                try await feed.loadNextPage()
+                let items = await feed.items
+                result = .success((Array(items.dropFirst(known)), await feed.isComplete))
+            } catch {
+                result = .failure(error)
+            }
+            self?.state.withLock { _ in self?.pageLoaded(result) }
+        }
+    }
+
+    private func pageLoaded(_ result: Result<(items: [FeedItem], complete: Bool), any Error>) {
+        pageLoad = nil
+        switch result {
+        case .success(let page):
+            pageFailures = 0
+            catalog.append(page.items)
+            feedComplete = feedComplete || page.complete
+            position.length = catalog.count
+            position.wraps = configuration.wraps && feedComplete
+            // The new items join the window (the ones in it stay as they are).
+            scheduler.setFeed(length: position.length, wraps: position.wraps)
+            scheduler.update(current: current, history: position.history, now: now())
+            emit(.feedGrew(count: position.length, complete: feedComplete))
+            requestPageIfNeeded()
+        case .failure(let error):
+            if error is CancellationError || Task.isCancelled { return }
+            pageFailures += 1
+            let delay = min(30, pow(2, Double(pageFailures - 1)))
+            retryAt = now() + delay
+            emit(.pageFailed(message: String(describing: error)))
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
+                self?.state.withLock { _ in self?.requestPageIfNeeded() }
+            }
+        }
+    }
+
     private func fireWaiters(_ index: Int) {
         guard arrivalWaiters.contains(where: { $0.index == index }) else { return }
         let frame = frameState(index)
@@ -253,24 +370,4 @@ public final class FeedPlayer: @unchecked Sendable {
         arrivalWaiters.removeAll { $0.index == index }
         for waiter in ready { waiter.body(frame) }
     }
-}
-
-/// Hands one value from a callback to a waiting thread. `@unchecked Sendable`: `value` is only touched under `lock`.
-final class FrameBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: CurrentFrame = .loading
-    func set(_ frame: CurrentFrame) { lock.withLock { value = frame } }
-    func get() -> CurrentFrame { lock.withLock { value } }
-}
-
-/// A mutual-exclusion lock with the `sync` spelling of a serial queue. `@unchecked Sendable`: NSLock is thread-safe.
-final class StateLock: @unchecked Sendable {
-    private let lock = NSLock()
-
-    func sync<T>(_ body: () throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
-    }
-
 }

@@ -74,6 +74,10 @@ public enum FeedPlayerEvent: Sendable {
     case stall(index: Int)
     /// An item failed; the others go on.
     case failed(index: Int, message: String)
+    /// A page of a paged listing arrived: `count` items are loaded now; `complete` once the listing's end is known.
+    case feedGrew(count: Int, complete: Bool)
+    /// A page failed to load; the player keeps playing what it has and tries again later.
+    case pageFailed(message: String)
 }
 
 /// What a ``FeedPlayer`` measured.

@@ -5,11 +5,11 @@ import Prefetch
 /// display format, looping at the end of the item. Each step is the configuration's ``PreparationRecipe``'s, the
 /// steps `videofeed simulate calibrate` measures.
 struct MediaPreparer: PrefetchPreparer {
-    let sources: [String]
+    let catalog: ItemCatalog
     let recipe: PreparationRecipe
 
-    init(sources: [String], configuration: FeedPlayerConfiguration) {
-        self.sources = sources
+    init(catalog: ItemCatalog, configuration: FeedPlayerConfiguration) {
+        self.catalog = catalog
         self.recipe = configuration.recipe
     }
 
@@ -53,7 +53,7 @@ struct MediaPreparer: PrefetchPreparer {
             handle = existing
         } else {
             let token = CancellationToken()
-            handle = Handle(file: try recipe.open(sources[job.index], cancellation: token), cancellation: token)
+            handle = Handle(file: try recipe.open(catalog.source(at: job.index), cancellation: token), cancellation: token)
         }
         // Cancelling the job interrupts a blocking read through FFmpeg's interrupt callback.
         job.token.onCancel { handle.cancellation.cancel() }

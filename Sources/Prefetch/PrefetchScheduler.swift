@@ -68,7 +68,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     /// - Parameters:
     ///   - preparer: does the work.
     ///   - policy: decides the wanted set.
-    ///   - feedLength: number of items (update with ``setFeedLength(_:)``).
+    ///   - feedLength: number of items (update with ``setFeed(length:wraps:)``).
     ///   - wraps: whether the feed wraps around.
     ///   - workers: concurrent background jobs (default: active cores).
     ///   - budget: maximum decoded bytes held across slots.
@@ -106,8 +106,9 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         control.sync { traceHandler = handler }
     }
 
-    /// Sets the number of items (a feed that grew by paging); takes effect at the next update.
-    public func setFeedLength(_ length: Int) { control.sync { machine.setFeedLength(length) } }
+    /// Sets the number of items and whether the feed wraps (a feed that grew by paging); takes effect at the next
+    /// update, which keeps every slot still wanted as it is.
+    public func setFeed(length: Int, wraps: Bool) { control.sync { machine.setFeed(length: length, wraps: wraps) } }
 
     /// Applies the policy for a new current item and history: cancels and releases what left the wanted set, queues
     /// or retargets the rest, starts work. Returns the wanted set.

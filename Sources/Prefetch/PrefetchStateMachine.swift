@@ -335,8 +335,12 @@ public struct PrefetchStateMachine: Sendable {
 
     // MARK: - Events
 
-    /// Sets the number of items (a feed that grew by paging). Takes effect at the next ``apply(current:history:now:)``.
-    public mutating func setFeedLength(_ length: Int) { rules.feedLength = length }
+    /// Sets the number of items and whether the feed wraps (a feed that grew by paging, and wraps once its end is
+    /// known). Takes effect at the next ``apply(current:history:now:)``; slots already held are not disturbed.
+    public mutating func setFeed(length: Int, wraps: Bool) {
+        rules.feedLength = length
+        rules.wraps = wraps
+    }
 
     /// The viewer is on `current`: cancels and releases what left the policy's wanted set, queues or retargets the
     /// rest. Starts nothing (call ``pump()`` after: a swipe's caller gets its answer before any worker wakes up).

@@ -110,18 +110,6 @@ struct PlayCommand: ParsableCommand {
 
     func run() throws {
         let loader = try feedSource.makeLoader(format: nil, for: .browse)
-        let page: FeedPage
-        switch BlockingTask.run({ try await FeedSource.page(from: loader) }) {
-        case .success(let loaded): page = loaded
-        case .failure(let error):
-            Console.error("play: cannot load the feed: \(Console.describe(error))")
-            throw ExitCode(ExitStatus.couldNotRun)
-        }
-        let items = page.items
-        guard !items.isEmpty else {
-            Console.error("play: the feed is empty")
-            throw ExitCode(ExitStatus.couldNotRun)
-        }
         var configuration = FeedPlayerConfiguration()
         configuration.displaySize = size
         configuration.pixelFormat = pixelFormat
@@ -130,7 +118,41 @@ struct PlayCommand: ParsableCommand {
         configuration.openOptions = mediaPolicy.applied(to: configuration.openOptions)
         if let workers { configuration.workers = max(1, workers) }
         let chosen = policy.policy
-        let player = FeedPlayer(feed: items, policy: chosen, configuration: configuration)
+        // A paged listing is read page by page as the viewer goes (FeedPlayer asks for the next page before the
+        // window reaches the end of what is loaded); a folder or a manifest is one page.
+        let feed = Feed(loader: loader, prefetchDistance: 0)
+        let player: FeedPlayer
+        let settings = configuration
+        switch BlockingTask.run({ try await FeedPlayer.paging(feed, policy: chosen, configuration: settings) }) {
+        case .success(let made): player = made
+        case .failure(let error):
+            Console.error("play: cannot load the feed: \(Console.describe(error))")
+            throw ExitCode(ExitStatus.couldNotRun)
+        }
+        var notesPrinted = (skipped: 0, warnings: 0)
+        /// Prints the skipped entries and warnings of the pages loaded since the last call; returns how many entries
+        /// were skipped in all.
+        @discardableResult
+        func printFeedNotes() -> Int {
+            let notes = (try? BlockingTask.run({ (await feed.skipped, await feed.warnings) }).get()) ?? ([], [])
+            for skipped in notes.0.dropFirst(notesPrinted.skipped) {
+                Console.error("skipped feed entry: \(Console.safe(skipped.description))")
+            }
+            for warning in notes.1.dropFirst(notesPrinted.warnings) { Console.warning(Console.safe(warning)) }
+            notesPrinted = (notes.0.count, notes.1.count)
+            return notes.0.count
+        }
+        printFeedNotes()
+        guard player.itemCount > 0 else {
+            Console.error("play: the feed is empty")
+            throw ExitCode(ExitStatus.couldNotRun)
+        }
+        player.onEvent { event in
+            if case .pageFailed(let message) = event {
+                Console.warning("the next page of the listing failed (playing on with what is loaded): "
+                                + Console.safe(message))
+            }
+        }
         var rng = SimRandom(seed: seed)
         // A trace gives the swipes and the watch time after each one; otherwise the dwell range does.
         var session: SwipeSession?
@@ -143,7 +165,7 @@ struct PlayCommand: ParsableCommand {
             }
         }
         let actions = session.map { $0.steps.map(\.action) } ?? swipes?.actions
-            ?? SwipeScript.random(count: random ?? 10, feedLength: items.count, rng: &rng)
+            ?? SwipeScript.random(count: random ?? 10, feedLength: player.itemCount, rng: &rng)
         if let dump {
             do {
                 try FileManager.default.createDirectory(atPath: dump, withIntermediateDirectories: true)
@@ -180,7 +202,7 @@ struct PlayCommand: ParsableCommand {
             let returned = DispatchTime.now().uptimeNanoseconds
             let index = player.currentIndex
             var record = SwipeRecord(swipe: n + 1, action: action.description, index: index,
-                                     publicID: items[index].publicID, result: "", timeToFirstFrameMs: nil)
+                                     publicID: player.item(at: index)?.publicID ?? "", result: "", timeToFirstFrameMs: nil)
             var shown: PlayerFrame?
             switch outcome {
             case _ where index == before:
@@ -240,7 +262,7 @@ struct PlayCommand: ParsableCommand {
             Console.out(PlaySummary.text(memory))
         }
         // Exit 1 when an item could not be played or a feed entry was invalid: each was named on the way.
-        if metrics.failures > 0 || !page.skipped.isEmpty { throw ExitCode(ExitStatus.someFailed) }
+        if metrics.failures > 0 || printFeedNotes() > 0 { throw ExitCode(ExitStatus.someFailed) }
     }
 }
 
