@@ -167,6 +167,25 @@ import Testing
         #expect(result.stdout.contains("policy window(2,2): 5 swipes"))
     }
 
+    @Test("a paged listing URL plays across its page boundaries: the next page is read while the viewer goes")
+    func pagedListing() throws {
+        let files = ["h264_portrait.mp4", "hevc.mp4", "vp9.webm", "av1.mp4", "rotate90.mp4", "vfr.mp4"]
+            .map(TestFixtures.media)
+        let server = try PagedListingServer(files: files, perPage: 2)
+        let cache = try TestFixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: cache) }
+        let result = try run(TestFixtures.cli, ["play", server.listingURL, "--swipes", "n,n,n,n,n", "--dwell-ms", "300",
+                                                "--size", "90x160", "--json", "--cache-dir", cache.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let swipes = try #require(report["swipes"] as? [[String: Any]])
+        #expect(swipes.map { $0["index"] as? Int } == [1, 2, 3, 4, 5])
+        #expect(swipes.map { $0["publicID"] as? String } == (1...5).map { "paged/item_\($0)" })
+        #expect(!swipes.contains { ($0["result"] as? String)?.hasPrefix("hit") != true && $0["result"] as? String != "miss" },
+                "\(swipes)")
+        #expect(try (1...3).map { try server.requests(forPage: $0) } == [1, 1, 1])
+    }
+
     @Test("--json: per-swipe records and metrics; the same seed gives the same swipes")
     func randomJSON() throws {
         func play() throws -> [String: Any] {
