@@ -154,8 +154,8 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     /// queueing a top-up of the buffer. Nil when none is buffered yet.
     public func takeBufferedFrame(_ index: Int) -> Frame? {
         control.sync {
-            guard machine.takeBufferedFrame(index), frames[index]?.buffer.isEmpty == false else { return nil }
-            let frame = frames[index]!.buffer.removeFirst()
+            guard machine.takeBufferedFrame(index) else { return nil }
+            let frame = frames[index]?.buffer.isEmpty == false ? frames[index]!.buffer.removeFirst() : nil
             performActions()
             return frame
         }
