@@ -6,7 +6,7 @@ extension FeedPlayer {
     /// order, looping at the end of the item. Nil when the next frame is not decoded yet — prefetching keeps about a
     /// second buffered for the current item, refilled as frames are taken.
     public func nextPlaybackFrame() -> PlayerFrame? {
-        state.withLock { _ in
+        state.withLock {
             if !playheadShownFirst {
                 guard let first = scheduler.snapshot(current)?.firstFrame else { return nil }
                 playheadShownFirst = true
@@ -23,7 +23,7 @@ extension FeedPlayer {
     /// ``PlaybackSession/stop()`` ends it. A frame that is due but not decoded yet counts a stall.
     public func play(speed: Double = 1, sink: @escaping @Sendable (PlayerFrame) -> Void) -> PlaybackSession {
         let session = PlaybackSession()
-        let generation = state.withLock { _ in self.generation }
+        let generation = state.withLock { self.generation }
         let thread = Thread { [weak self] in
             self?.runPlayback(generation: generation, speed: max(speed, 0.01), session: session, sink: sink)
             session.finished()
@@ -38,12 +38,12 @@ extension FeedPlayer {
         var origin = now()
         var elapsed = 0.0  // media seconds played
         var stalledSince: Double?
-        while !session.isStopped, state.withLock({ _ in self.generation }) == generation {
+        while !session.isStopped, state.withLock({ self.generation }) == generation {
             guard let frame = nextPlaybackFrame() else {
                 let t = now()
                 if stalledSince == nil && t >= origin + elapsed / speed {
                     stalledSince = t
-                    state.withLock { _ in
+                    state.withLock {
                         stalls += 1
                         emit(.stall(index: current))
                     }
@@ -60,9 +60,9 @@ extension FeedPlayer {
             var stopped = false
             while !stopped, case let wait = origin + elapsed / speed - now(), wait > 0 {
                 Thread.sleep(forTimeInterval: min(wait, 0.005))
-                stopped = session.isStopped || state.withLock({ _ in self.generation }) != generation
+                stopped = session.isStopped || state.withLock({ self.generation }) != generation
             }
-            guard !stopped, !session.isStopped, state.withLock({ _ in self.generation }) == generation else { break }
+            guard !stopped, !session.isStopped, state.withLock({ self.generation }) == generation else { break }
             sink(frame)
             session.played()
             elapsed += frame.duration

@@ -39,7 +39,7 @@ public final class FeedPlayer: @unchecked Sendable {
     public let policy: any PrefetchPolicy
 
     let scheduler: PrefetchScheduler<MediaPreparer>
-    let state = Locked(())
+    let state = Lock()
     private let catalog: ItemCatalog
     /// The paged listing the items come from (nil: a fixed list), and how close to its end a page is asked for.
     private let feed: Feed?
@@ -109,7 +109,7 @@ public final class FeedPlayer: @unchecked Sendable {
             budget: configuration.memoryBudget)
         scheduler.setEventHandler { [weak self] event in
             guard let self else { return }
-            self.eventQueue.async { self.state.withLock { _ in self.handle(event) } }
+            self.eventQueue.async { self.state.withLock { self.handle(event) } }
         }
     }
 
@@ -121,7 +121,7 @@ public final class FeedPlayer: @unchecked Sendable {
     /// Receives every ``FeedPlayerEvent`` on a background thread; return quickly and do not call back into the
     /// player from the handler (hand the event to your own queue instead).
     public func onEvent(_ handler: (@Sendable (FeedPlayerEvent) -> Void)?) {
-        state.withLock { _ in eventHandler = handler }
+        state.withLock { eventHandler = handler }
     }
 
     /// Events as an `AsyncStream` (replaces any ``onEvent(_:)`` handler).
@@ -133,11 +133,11 @@ public final class FeedPlayer: @unchecked Sendable {
     }
 
     /// The current item's index.
-    public var currentIndex: Int { state.withLock { _ in current } }
+    public var currentIndex: Int { state.withLock { current } }
 
     /// Starts prefetching around `index` without counting a swipe (the first screen).
     public func start(at index: Int = 0) {
-        state.withLock { _ in
+        state.withLock {
             position.place(at: index)
             scheduler.update(current: current, history: position.history, now: now())
             requestPageIfNeeded()
@@ -160,7 +160,7 @@ public final class FeedPlayer: @unchecked Sendable {
     /// One swipe, all on `state`: the target is computed from the current index inside the same critical section.
     public func move(_ action: SwipeAction) -> CurrentFrame {
         let started = now()
-        return state.withLock { _ in
+        return state.withLock {
             let (target, isSwipe) = position.move(action, at: started)
             if isSwipe {
                 swipes += 1
@@ -196,12 +196,12 @@ public final class FeedPlayer: @unchecked Sendable {
 
     /// The current item's first frame if decoded, `.loading` or `.failed` otherwise. Does not count a swipe.
     public func currentFrame() -> CurrentFrame {
-        state.withLock { _ in frameState(current) }
+        state.withLock { frameState(current) }
     }
 
     /// Calls `body` once the current item `index` has its first frame (at once if it has), or fails.
     public func whenFirstFrame(of index: Int, _ body: @escaping @Sendable (CurrentFrame) -> Void) {
-        eventQueue.async { self.state.withLock { _ in
+        eventQueue.async { self.state.withLock {
             let frame = self.frameState(index)
             if case .loading = frame {
                 self.arrivalWaiters.append((index, body))
@@ -232,7 +232,7 @@ public final class FeedPlayer: @unchecked Sendable {
     /// What was measured so far.
     public var metrics: FeedPlayerMetrics {
         let counters = scheduler.counters
-        return state.withLock { _ in
+        return state.withLock {
             var m = FeedPlayerMetrics()
             m.swipes = swipes
             m.hits = hits
@@ -258,7 +258,7 @@ public final class FeedPlayer: @unchecked Sendable {
 
     /// Stops all prefetching and paging, and releases every decoded frame and decoder.
     public func shutdown() {
-        state.withLock { _ in
+        state.withLock {
             pageLoad?.cancel()
             feedComplete = true  // no more pages
         }
@@ -266,13 +266,13 @@ public final class FeedPlayer: @unchecked Sendable {
     }
 
     /// Whether the listing's end is known (always, for a player over a fixed list).
-    public var isFeedComplete: Bool { state.withLock { _ in feedComplete } }
+    public var isFeedComplete: Bool { state.withLock { feedComplete } }
 
     /// Blocks until no page load is in flight, or `timeout` passes; returns whether none is.
     @discardableResult
     public func waitForPage(timeout: Double) -> Bool {
         let deadline = now() + timeout
-        while state.withLock({ _ in pageLoad != nil }) {
+        while state.withLock({ pageLoad != nil }) {
             if now() >= deadline { return false }
             Thread.sleep(forTimeInterval: 0.005)
         }
@@ -332,7 +332,7 @@ public final class FeedPlayer: @unchecked Sendable {
             } catch {
                 result = .failure(error)
             }
-            self?.state.withLock { _ in self?.pageLoaded(result) }
+            self?.state.withLock { self?.pageLoaded(result) }
         }
     }
 
@@ -357,7 +357,7 @@ public final class FeedPlayer: @unchecked Sendable {
             retryAt = now() + delay
             emit(.pageFailed(message: String(describing: error)))
             DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
-                self?.state.withLock { _ in self?.requestPageIfNeeded() }
+                self?.state.withLock { self?.requestPageIfNeeded() }
             }
         }
     }
