@@ -10,22 +10,28 @@ extension SimulationEngine {
     /// Performs and clears the machine's actions.
     @inline(__always)
     mutating func perform() {
-        guard !machine.actions.isEmpty else { return }
-        if trace != nil { trace!.append(contentsOf: machine.actions) }
-        for action in machine.actions {
+        guard !machine.actions.isEmpty || !machine.events.isEmpty else { return }
+        if trace != nil {
+            trace!.append(contentsOf: machine.actions)
+            eventTrace.append(contentsOf: machine.events)
+        }
+        var i = 0
+        while i < machine.actions.count {
+            let action = machine.actions[i]
+            i += 1
             switch action {
             case .start(let order): startJob(order)
             case .cancel(let lane): cancel(lane)
             case .stop(let lane): lanes[lane]!.stopped = true
             case .releaseHandle(let index): handles[index] = nil
-            case .dropFirst, .dropBuffered, .emit: break
+            case .dropFirst, .dropBuffered: break
             }
         }
         machine.clearActions()
     }
 
-    /// Records every action performed from now on in ``trace``, events included (a test compares them with the
-    /// live scheduler's).
+    /// Records every action performed from now on in ``trace``, and every event in ``eventTrace`` (a test compares
+    /// them with the live scheduler's).
     mutating func recordActions() {
         machine.reportsEvents = true
         trace = []

@@ -39,6 +39,7 @@ struct SimulationEngine {
     var cappedScratch: [Bool]
     /// Every action performed, when recorded (``recordActions()``).
     var trace: [PrefetchStateMachine.Action]?
+    var eventTrace: [PrefetchEvent] = []
     /// Frames decoded by jobs (kept or not).
     var framesDecoded = 0
     var ratesDirty = true

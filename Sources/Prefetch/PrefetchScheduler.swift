@@ -228,15 +228,12 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
             case .releaseHandle(let index):
                 // An open decoder holds tens of megabytes outside the budget: close it at once (still off this queue).
                 if let handle = handles.removeValue(forKey: index) { dispose(handle, after: 0) }
-            case .emit:
-                break  // below, once the board shows what the events tell
             }
         }
         for (index, held) in frames where held.first == nil && held.buffer.isEmpty { frames[index] = nil }
         if publish { publishBoard() }
-        if let eventHandler {
-            for case .emit(let event) in machine.actions { eventHandler(event) }
-        }
+        // Events last, once the board shows what they tell.
+        if let eventHandler { for event in machine.events { eventHandler(event) } }
         machine.clearActions()
         if machine.isIdle, !idleWaiters.isEmpty {
             let waiters = idleWaiters

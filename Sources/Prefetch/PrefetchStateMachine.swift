@@ -3,15 +3,16 @@
 /// Each `mutating` event — the viewer moved (``apply(current:history:now:)``), work may start (``pump()``), a job
 /// reached a stage (``reach(_:index:lane:)``), delivered a frame (``deliver(bytes:duration:to:lane:)``), returned
 /// (``finish(lane:result:)``), playback took a frame (``takeBufferedFrame(_:)``), everything stops (``shutdown()``) —
-/// updates the slots, jobs, lanes and counters and appends to ``actions`` what its driver must now do: start a job on
-/// a lane, cancel or stop one, free frames or a decoder, report an event. The machine holds no frames, decoders or
+/// updates the slots, jobs, lanes and counters and appends to ``actions`` what its driver must now do — start a job on
+/// a lane, cancel or stop one, free frames or a decoder — and to ``events`` what it reports. The machine holds no frames, decoders or
 /// threads, only their bookkeeping (sizes, durations, which lane runs what), so one machine serves two drivers:
 /// ``PrefetchScheduler`` runs it on a Dispatch control queue with real frames and FFmpeg decoders, PolicyLab's
 /// simulation engine runs it in virtual time with jobs charged from a cost model. Neither driver makes a scheduling
 /// decision of its own; the decisions themselves are ``PrefetchRules``' (swift-nio's handler state machines, such
 /// as `NIOAsyncWriter.StateMachine`, are the model).
 ///
-/// A driver calls an event, then performs and clears ``actions`` (``clearActions()``) before the next event.
+/// A driver calls an event, then performs ``actions``, reports ``events`` and clears both (``clearActions()``) before
+/// the next event.
 ///
 /// Invariants: an item has at most one job; a job is queued (``JobState/queued``) or runs on one lane, and a lane runs
 /// at most one job; ``PrefetchCounters/decodedBytes`` is the sum of every slot's first frame and buffered frames and
@@ -33,8 +34,6 @@ public struct PrefetchStateMachine: Sendable {
         case dropBuffered(index: Int, count: Int)
         /// Close item `index`'s kept decoder.
         case releaseHandle(index: Int)
-        /// Report an event (only when ``PrefetchStateMachine/reportsEvents``).
-        case emit(PrefetchEvent)
 
         /// `start #3 firstFrame lane 2`, `cancel lane 0`, …
         public var description: String {
@@ -45,7 +44,6 @@ public struct PrefetchStateMachine: Sendable {
             case .dropFirst(let index): "dropFirst #\(index)"
             case .dropBuffered(let index, let count): "dropBuffered #\(index) ×\(count)"
             case .releaseHandle(let index): "releaseHandle #\(index)"
-            case .emit(let event): "emit \(event)"
             }
         }
     }
@@ -104,42 +102,42 @@ public struct PrefetchStateMachine: Sendable {
         public var duration: Double
     }
 
-    /// A slot's buffered frames, oldest first, and their seconds summed oldest first.
+    /// A slot's buffered frames once they are mixed (equal frames are only counted, in the slot), oldest first, and
+    /// their seconds summed oldest first.
     ///
     /// Equal frames (every frame of one stream, in practice) are kept as one frame and a count, mixed ones as runs of
     /// equal frames, so buffering, evicting and playing a frame change a count. `sums[k]` is the seconds of the oldest `k` frames, so dropping the
     /// newest frames (evictions, a lowered target) costs nothing. Taking the oldest frame (playback) shifts every sum;
     /// while all frames are equal, the sum of `k` of them is the same whichever `k` they are, so the table only loses
     /// its last entry; otherwise it is summed again.
-    public struct BufferedFrames: Sendable {
+    struct BufferedFrames: Sendable {
         /// While every frame is the same: that frame (nil when empty or mixed).
-        @usableFromInline
         var same: BufferedFrame?
         /// Otherwise: runs of equal frames, oldest first.
-        @usableFromInline
         var runs: [(frame: BufferedFrame, count: Int)] = []
-        @usableFromInline
         var sums: [Double] = [0]
 
         /// An empty buffer.
-        public init() {}
+        init() {}
 
         /// Number of frames.
-        @inlinable
-        public var count: Int { sums.count - 1 }
+        var count: Int { sums.count - 1 }
         /// Whether no frame is buffered.
-        @inlinable
-        public var isEmpty: Bool { sums.count == 1 }
+        var isEmpty: Bool { sums.count == 1 }
         /// Seconds of all the frames, summed oldest first.
-        @inlinable
-        public var seconds: Double { sums[sums.count - 1] }
+        var seconds: Double { sums[sums.count - 1] }
         /// The frames, oldest first.
-        public var frames: [BufferedFrame] {
+        var frames: [BufferedFrame] {
             if let same { return Array(repeating: same, count: count) }
             return runs.flatMap { repeatElement($0.frame, count: $0.count) }
         }
         /// The frames' durations, oldest first.
         var durations: [Double] { frames.map(\.duration) }
+        /// The frame, when every frame held is the same one (nil when empty or mixed).
+        var onlyFrame: BufferedFrame? {
+            if let same, !isEmpty { return same }
+            return nil
+        }
 
         mutating func append(_ frame: BufferedFrame) {
             if isEmpty {
@@ -216,8 +214,12 @@ public struct PrefetchStateMachine: Sendable {
         /// Whether the first frame is held, and its bytes.
         public internal(set) var hasFirstFrame = false
         public internal(set) var firstBytes = 0
-        /// Frames held after the first one (``PrefetchStateMachine/buffer(at:)`` has each one's size and duration).
+        /// Frames held after the first one (``PrefetchStateMachine/bufferedFrames(at:)`` lists their sizes and
+        /// durations).
         public internal(set) var bufferedFrames = 0
+        /// While every buffered frame is the same (every frame of one stream, in practice): that frame. Nil when the
+        /// buffer is empty or mixed (then the machine keeps the frames in runs).
+        public internal(set) var uniformFrame: BufferedFrame?
         /// Their seconds, summed oldest first.
         public internal(set) var bufferedSeconds = 0.0
         /// Whether the driver keeps an open decoder for the item between jobs.
@@ -259,11 +261,12 @@ public struct PrefetchStateMachine: Sendable {
     public private(set) var current = 0
     /// Counters of the work, with exact byte accounting.
     public private(set) var counters = PrefetchCounters()
-    /// Whether events are reported as ``Action/emit(_:)`` actions (the simulator, which has no listener, turns them
-    /// off; nothing else changes).
+    /// Whether ``events`` are recorded (the simulator, which has no listener, turns them off; nothing else changes).
     public var reportsEvents: Bool
-    /// What the driver must do, in order, since it last cleared them.
+    /// What the driver must do, in order, since it last cleared them. (Plain values: clearing them frees nothing.)
     public private(set) var actions: [Action] = []
+    /// What happened, in order, since the driver last cleared them: to report once the actions are performed.
+    public private(set) var events: [PrefetchEvent] = []
 
     /// The slots: a handful (the wanted set plus slots whose cancelled job has not returned), so a linear scan of
     /// two small arrays beats hashing on the simulator's hot path.
@@ -272,10 +275,17 @@ public struct PrefetchStateMachine: Sendable {
     /// Every slot, in the order they were added (a slot's place here is its ``position(of:)``, valid until a slot is
     /// removed).
     public private(set) var slots: [Slot] = []
-    /// Each slot's buffered frames, at the slot's position (kept apart so that a slot is a plain value, copied
-    /// without reference counting on the simulator's hot path).
-    @usableFromInline
+    /// Each slot's buffered frames while they are mixed, at the slot's position (kept apart so that a slot is a plain
+    /// value, copied without reference counting on the simulator's hot path; equal frames are only counted, in the
+    /// slot).
     var buffers: [BufferedFrames] = []
+    /// Per frame duration `sumDurations[t]`: `sumValues[sumStarts[t] + k]` is the seconds of `k` such frames summed
+    /// one at a time, for `k < sumLimits[t]` (see `uniformSeconds`); `lastSumTable` is the table used last.
+    private var sumDurations: [Double] = []
+    private var sumStarts: [Int] = []
+    private var sumLimits: [Int] = []
+    private var sumValues: [Double] = []
+    private var lastSumTable = 0
     /// Why items failed, while their slots last.
     private var failures: [Int: String] = [:]
     /// Changes whenever a slot is added or removed (the eviction memo checks it).
@@ -307,8 +317,12 @@ public struct PrefetchStateMachine: Sendable {
     public func slot(_ index: Int) -> Slot? { position(of: index).map { slots[$0] } }
 
     /// The buffered frames of the slot at `position`, oldest first.
-    @inlinable
-    public func buffer(at position: Int) -> BufferedFrames { buffers[position] }
+    public func bufferedFrames(at position: Int) -> [BufferedFrame] {
+        if let same = slots[position].uniformFrame {
+            return Array(repeating: same, count: slots[position].bufferedFrames)
+        }
+        return buffers[position].frames
+    }
 
     /// Why item `index` failed, while its slot lasts.
     public func failure(of index: Int) -> String? { failures[index] }
@@ -330,8 +344,16 @@ public struct PrefetchStateMachine: Sendable {
     /// The item of the job running on `lane`, if one runs.
     public func jobIndex(onLane lane: Int) -> Int? { lanes[lane]?.index }
 
-    /// Forgets the performed actions (keeping their storage).
-    public mutating func clearActions() { actions.removeAll(keepingCapacity: true) }
+    /// Forgets the performed actions and the reported events (keeping their storage).
+    public mutating func clearActions() {
+        // Most events leave one action or none: removing it is cheaper than the general removal.
+        switch actions.count {
+        case 0: break
+        case 1: actions.removeLast()
+        default: actions.removeAll(keepingCapacity: true)
+        }
+        if !events.isEmpty { events.removeAll(keepingCapacity: true) }
+    }
 
     // MARK: - Events
 
@@ -389,7 +411,7 @@ public struct PrefetchStateMachine: Sendable {
             runningJobs += 1
             counters.jobsStarted += 1
             slots[p].hasHandle = false  // the job takes it
-            if reportsEvents { actions.append(.emit(.started(index: index, target: wanted.stage))) }
+            if reportsEvents { events.append(.started(index: index, target: wanted.stage)) }
             actions.append(.start(JobOrder(index: index, lane: lane, target: wanted.stage,
                                            startStage: slots[p].stage,
                                            hasFirstFrame: slots[p].hasFirstFrame,
@@ -404,7 +426,7 @@ public struct PrefetchStateMachine: Sendable {
         }
         if let reached = slots[p].stage, stage <= reached { return }
         slots[p].stage = stage
-        if reportsEvents { actions.append(.emit(.reached(index: index, stage: stage))) }
+        if reportsEvents { events.append(.reached(index: index, stage: stage)) }
     }
 
     /// The job on `lane` delivered a decoded frame of item `index`, `bytes` big and `duration` seconds long.
@@ -435,17 +457,16 @@ public struct PrefetchStateMachine: Sendable {
             slots[p].hasFirstFrame = true
             slots[p].firstBytes = bytes
             slots[p].stage = .firstFrame
-            if reportsEvents { actions.append(.emit(.reached(index: index, stage: .firstFrame))) }
+            if reportsEvents { events.append(.reached(index: index, stage: .firstFrame)) }
             outcome = .first
             if index == current { pump() }  // other work was held back for it
         } else {
-            buffers[p].append(BufferedFrame(bytes: bytes, duration: duration))
-            syncBuffer(p)
+            appendFrame(BufferedFrame(bytes: bytes, duration: duration), at: p)
             outcome = .buffered
             if case .buffered(let target)? = slots[p].wanted?.stage, slots[p].bufferedSeconds >= target,
                slots[p].stage.map({ $0 < .buffered(seconds: target) }) ?? true {
                 slots[p].stage = .buffered(seconds: target)
-                if reportsEvents { actions.append(.emit(.reached(index: index, stage: .buffered(seconds: target)))) }
+                if reportsEvents { events.append(.reached(index: index, stage: .buffered(seconds: target))) }
             }
         }
         // Nothing above removes a slot, so `p` still holds.
@@ -473,7 +494,7 @@ public struct PrefetchStateMachine: Sendable {
                     slots[p].failed = true
                     failures[job.index] = message
                     counters.failures += 1
-                    if reportsEvents { actions.append(.emit(.failed(index: job.index, message: message))) }
+                    if reportsEvents { events.append(.failed(index: job.index, message: message)) }
                 }
             case .cancelled:
                 break
@@ -493,9 +514,8 @@ public struct PrefetchStateMachine: Sendable {
     /// Playback takes the oldest buffered frame of item `index`: its bytes leave the budget and a top-up is queued
     /// and started. Returns false when none is buffered (the driver then has nothing to take).
     public mutating func takeBufferedFrame(_ index: Int) -> Bool {
-        guard let p = position(of: index), !buffers[p].isEmpty else { return false }
-        let taken = buffers[p].removeFirst()
-        syncBuffer(p)
+        guard let p = position(of: index), slots[p].bufferedFrames > 0 else { return false }
+        let taken = takeOldestFrame(at: p)
         counters.decodedBytes -= taken.bytes
         schedule(p)
         pump()
@@ -538,11 +558,16 @@ public struct PrefetchStateMachine: Sendable {
         case .probed: drop(p, firstToo: true)
         case .firstFrame: drop(p, firstToo: false)
         case .buffered(let seconds):
-            guard !buffers[p].isEmpty else { return }
-            let n = PrefetchRules.framesOverTarget(buffers[p].durations, target: seconds)
+            guard slots[p].bufferedFrames > 0 else { return }
+            let n: Int
+            if let same = slots[p].uniformFrame {
+                n = PrefetchRules.framesOverTarget(repeatElement(same.duration, count: slots[p].bufferedFrames),
+                                                   target: seconds)
+            } else {
+                n = PrefetchRules.framesOverTarget(buffers[p].durations, target: seconds)
+            }
             guard n > 0 else { return }
-            counters.decodedBytes -= buffers[p].removeLast(n)
-            syncBuffer(p)
+            for _ in 0..<n { counters.decodedBytes -= popNewestFrame(at: p).bytes }
             counters.framesDropped += n
             actions.append(.dropBuffered(index: slots[p].index, count: n))
         }
@@ -557,12 +582,12 @@ public struct PrefetchStateMachine: Sendable {
         case .running(let lane):
             counters.cancelledWhileRunning += 1
             cancel(lane)
-            if reportsEvents { actions.append(.emit(.cancelled(index: index, running: true))) }
+            if reportsEvents { events.append(.cancelled(index: index, running: true)) }
         case .queued:
             counters.cancelledBeforeStart += 1
             slots[p].job = .none
             queuedJobs -= 1
-            if reportsEvents { actions.append(.emit(.cancelled(index: index, running: false))) }
+            if reportsEvents { events.append(.cancelled(index: index, running: false)) }
         case .none:
             break
         }
@@ -585,10 +610,9 @@ public struct PrefetchStateMachine: Sendable {
 
     private mutating func drop(_ p: Int, firstToo: Bool) {
         let index = slots[p].index
-        let count = buffers[p].count
+        let count = slots[p].bufferedFrames
         if count > 0 {
-            counters.decodedBytes -= buffers[p].removeLast(count)
-            syncBuffer(p)
+            for _ in 0..<count { counters.decodedBytes -= popNewestFrame(at: p).bytes }
             counters.framesDropped += count
             actions.append(.dropBuffered(index: index, count: count))
         }
@@ -626,13 +650,13 @@ public struct PrefetchStateMachine: Sendable {
         }
         for v in evictionBuffered where slots[v].bufferedFrames > 0 {
             var count = 0, freed = 0
-            while !rules.fits(bytes, held: counters.decodedBytes), let last = buffers[v].popLast() {
+            while !rules.fits(bytes, held: counters.decodedBytes), slots[v].bufferedFrames > 0 {
+                let last = popNewestFrame(at: v)
                 counters.decodedBytes -= last.bytes
                 freed += last.bytes
                 count += 1
             }
             guard count > 0 else { continue }
-            syncBuffer(v)
             actions.append(.dropBuffered(index: slots[v].index, count: count))
             noteEvicted(v, frames: count, bytes: freed)
         }
@@ -652,7 +676,7 @@ public struct PrefetchStateMachine: Sendable {
         counters.framesDropped += frames
         slots[v].starved = true
         if let lane = slots[v].runningLane { cancel(lane) }
-        if reportsEvents { actions.append(.emit(.evicted(index: slots[v].index, frames: frames, bytes: bytes))) }
+        if reportsEvents { events.append(.evicted(index: slots[v].index, frames: frames, bytes: bytes)) }
     }
 
     // MARK: - Slot table
@@ -668,11 +692,99 @@ public struct PrefetchStateMachine: Sendable {
         return nil
     }
 
-    /// Copies the buffer's count and seconds into the slot.
+    // MARK: - Buffered frames
+
+    /// Seconds of `count` frames like `frame`, summed one at a time: a buffer of equal frames is only a count, and
+    /// its seconds come from a table kept per frame duration, as many sums as the budget can hold frames of that size
+    /// (at most 65,536; beyond, summed on demand).
     @inline(__always)
-    private mutating func syncBuffer(_ p: Int) {
-        slots[p].bufferedFrames = buffers[p].count
-        slots[p].bufferedSeconds = buffers[p].seconds
+    private mutating func uniformSeconds(_ count: Int, of frame: BufferedFrame) -> Double {
+        let t = lastSumTable
+        if t < sumDurations.count, sumDurations[t] == frame.duration, count < sumLimits[t] {
+            return sumValues[sumStarts[t] + count]
+        }
+        return uniformSecondsSlow(count, of: frame)
+    }
+
+    @inline(never)
+    private mutating func uniformSecondsSlow(_ count: Int, of frame: BufferedFrame) -> Double {
+        var t = 0
+        while t < sumDurations.count, sumDurations[t] != frame.duration { t += 1 }
+        if t == sumDurations.count {
+            let limit = min(rules.budget / max(frame.bytes, 1), 1 << 16) + 1
+            sumDurations.append(frame.duration)
+            sumStarts.append(sumValues.count)
+            sumLimits.append(limit)
+            var sum = 0.0
+            sumValues.append(sum)
+            for _ in 1..<max(limit, 2) {
+                sum += frame.duration
+                sumValues.append(sum)
+            }
+            sumLimits[t] = max(limit, 2)
+        }
+        lastSumTable = t
+        if count < sumLimits[t] { return sumValues[sumStarts[t] + count] }
+        var sum = sumValues[sumStarts[t] + sumLimits[t] - 1]
+        for _ in sumLimits[t] - 1 ..< count { sum += frame.duration }
+        return sum
+    }
+
+    /// Appends `frame` as the newest buffered frame of the slot at `p`.
+    @inline(__always)
+    private mutating func appendFrame(_ frame: BufferedFrame, at p: Int) {
+        let count = slots[p].bufferedFrames
+        if count == 0 {
+            slots[p].uniformFrame = frame
+        } else if let same = slots[p].uniformFrame, same != frame {
+            // Mixed from now on: the frames go into runs, with their sums.
+            var mixed = BufferedFrames()
+            for _ in 0..<count { mixed.append(same) }
+            buffers[p] = mixed
+            slots[p].uniformFrame = nil
+        }
+        slots[p].bufferedFrames = count + 1
+        if slots[p].uniformFrame != nil {
+            slots[p].bufferedSeconds = uniformSeconds(count + 1, of: frame)
+        } else {
+            buffers[p].append(frame)
+            slots[p].bufferedSeconds = buffers[p].seconds
+        }
+    }
+
+    /// Removes and returns the newest buffered frame of the slot at `p` (it has one).
+    @inline(__always)
+    private mutating func popNewestFrame(at p: Int) -> BufferedFrame {
+        let count = slots[p].bufferedFrames - 1
+        slots[p].bufferedFrames = count
+        if let same = slots[p].uniformFrame {
+            if count == 0 { slots[p].uniformFrame = nil }
+            slots[p].bufferedSeconds = count == 0 ? 0 : uniformSeconds(count, of: same)
+            return same
+        }
+        let last = buffers[p].popLast()!
+        settleMixed(at: p)
+        return last
+    }
+
+    /// Removes and returns the oldest buffered frame of the slot at `p` (it has one).
+    private mutating func takeOldestFrame(at p: Int) -> BufferedFrame {
+        guard slots[p].uniformFrame == nil else { return popNewestFrame(at: p) }  // all the same: any one
+        slots[p].bufferedFrames -= 1
+        let first = buffers[p].removeFirst()
+        settleMixed(at: p)
+        return first
+    }
+
+    /// After a mixed buffer lost a frame: its seconds, and back to a count once its frames are all the same again.
+    private mutating func settleMixed(at p: Int) {
+        if let same = buffers[p].onlyFrame {
+            slots[p].uniformFrame = same
+            slots[p].bufferedSeconds = uniformSeconds(slots[p].bufferedFrames, of: same)
+            buffers[p] = BufferedFrames()
+        } else {
+            slots[p].bufferedSeconds = buffers[p].seconds
+        }
     }
 
     private mutating func add(_ slot: Slot) -> Int {

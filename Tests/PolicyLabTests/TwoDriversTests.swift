@@ -52,13 +52,20 @@ private struct InstantPreparer: PrefetchPreparer {
                 item = order.index
             case .cancel(let lane), .stop(let lane): item = laneItem[lane] ?? -1
             case .dropFirst(let index), .dropBuffered(let index, _), .releaseHandle(let index): item = index
-            case .emit(let event):
-                switch event {
-                case .started(let i, _), .reached(let i, _), .cancelled(let i, _), .failed(let i, _),
-                     .evicted(let i, _, _): item = i
-                }
             }
             out[item, default: []].append(action.description)
+        }
+        return out
+    }
+
+    /// The events in order, grouped by item.
+    static func byItem(_ events: [PrefetchEvent]) -> [Int: [String]] {
+        var out: [Int: [String]] = [:]
+        for event in events {
+            switch event {
+            case .started(let i, _), .reached(let i, _), .cancelled(let i, _), .failed(let i, _), .evicted(let i, _, _):
+                out[i, default: []].append("\(event)")
+            }
         }
         return out
     }
@@ -82,13 +89,16 @@ private struct InstantPreparer: PrefetchPreparer {
         engine.recordActions()
         _ = engine.run()
         let simulated = engine.trace ?? []
+        let simulatedEvents = engine.eventTrace
 
         // Live: the Dispatch scheduler, the same moves, settling after each.
         let scheduler = PrefetchScheduler(preparer: InstantPreparer(bytes: 3_686_400, seconds: 1.0 / 30),
                                           policy: RingPolicy(), feedLength: 10, workers: 1, budget: 1 << 30,
                                           keepHandlesWithin: 1)
         let live = Locked<[PrefetchStateMachine.Action]>([])
+        let liveEvents = Locked<[PrefetchEvent]>([])
         scheduler.setTraceHandler { action in live.withLock { $0.append(action) } }
+        scheduler.setEventHandler { event in liveEvents.withLock { $0.append(event) } }
         var position = FeedPosition(length: 10)
         scheduler.update(current: 0, history: position.history, now: 0)
         #expect(scheduler.waitUntilIdle(timeout: 10))
@@ -98,6 +108,7 @@ private struct InstantPreparer: PrefetchPreparer {
             #expect(scheduler.waitUntilIdle(timeout: 10))
         }
         let performed = live.withLock { $0 }
+        let reported = liveEvents.withLock { $0 }
 
         #expect(!simulated.isEmpty)
         #expect(simulated.count == performed.count, "simulated \(simulated.count), live \(performed.count)")
@@ -106,10 +117,15 @@ private struct InstantPreparer: PrefetchPreparer {
         for item in simulatedByItem.keys.sorted() {
             #expect(simulatedByItem[item] == liveByItem[item], "item \(item)")
         }
-        // The session exercised starts, stops, trims to a lower stage, released decoders and events. (Cancellations
+        #expect(simulatedEvents.count == reported.count && !reported.isEmpty)
+        let simulatedEventsByItem = Self.byItem(simulatedEvents), reportedByItem = Self.byItem(reported)
+        for item in simulatedEventsByItem.keys.sorted() {
+            #expect(simulatedEventsByItem[item] == reportedByItem[item], "events of item \(item)")
+        }
+        // The session exercised starts, stops, trims to a lower stage and released decoders. (Cancellations
         // need a swipe while a job runs, whose timing differs between real threads and virtual time; the scheduler's
         // and the simulator's own tests cover them.)
         let kinds = Set(simulated.map { String($0.description.split(separator: " ")[0]) })
-        #expect(kinds.isSuperset(of: ["start", "stop", "dropFirst", "releaseHandle", "emit"]), "\(kinds)")
+        #expect(kinds.isSuperset(of: ["start", "stop", "dropFirst", "releaseHandle"]), "\(kinds)")
     }
 }

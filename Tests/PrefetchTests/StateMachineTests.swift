@@ -18,9 +18,10 @@ import Testing
         PrefetchStateMachine(policy: Near(), rules: PrefetchRules(workers: 1, budget: budget, feedLength: 10))
     }
 
+    /// The actions, then the events, as text; clears both.
     static func taken(_ m: inout PrefetchStateMachine) -> [String] {
         defer { m.clearActions() }
-        return m.actions.map(\.description)
+        return m.actions.map(\.description) + m.events.map { "emit \($0)" }
     }
 
     @Test("the item on screen starts alone on its lane; its first frame lets the neighbours start")
@@ -28,8 +29,8 @@ import Testing
         var m = Self.machine()
         m.apply(current: 5, history: [], now: 0)
         m.pump()
-        #expect(Self.taken(&m) == ["emit started(index: 5, target: buffered(0.1s))",
-                                   "start #5 buffered(0.1s) lane 1"])
+        #expect(Self.taken(&m) == ["start #5 buffered(0.1s) lane 1",
+                                   "emit started(index: 5, target: buffered(0.1s))"])
         m.reach(.probed, index: 5, lane: 1)
         #expect(m.deliver(bytes: 100, duration: 1.0 / 30, to: 5, lane: 1) == .first)
         let actions = Self.taken(&m)
