@@ -100,6 +100,11 @@ public struct PrefetchStateMachine: Sendable {
         public var bytes: Int
         /// Seconds.
         public var duration: Double
+        /// A frame of `bytes` lasting `duration` seconds.
+        public init(bytes: Int, duration: Double) {
+            self.bytes = bytes
+            self.duration = duration
+        }
     }
 
     /// A slot's buffered frames once they are mixed (equal frames are only counted, in the slot), oldest first, and

@@ -92,4 +92,52 @@ import Testing
         m.pump()
         #expect(!Self.taken(&m).contains { $0.hasPrefix("start #0") })
     }
+
+    /// Current buffered `seconds`, nothing else.
+    struct Buffer: PrefetchPolicy {
+        var seconds: Double
+        var name: String { "buffer" }
+        func wanted(in context: PrefetchContext) -> [PrefetchRequest] {
+            [PrefetchRequest(index: context.current, stage: .buffered(seconds: seconds), priority: 1)]
+        }
+    }
+
+    @Test("frames of mixed durations: the buffered seconds are always their sum, oldest first, through taking and evening out")
+    func mixedDurations() {
+        /// Summed one at a time, oldest first.
+        func sum(_ d: [Double]) -> Double { d.reduce(0, +) }
+        var m = PrefetchStateMachine(policy: Buffer(seconds: 10), rules: PrefetchRules(workers: 1, budget: 1 << 30,
+                                                                                       feedLength: 3))
+        m.apply(current: 0, history: [], now: 0)
+        m.pump()
+        _ = m.deliver(bytes: 10, duration: 0.04, to: 0, lane: 1)  // the first frame
+        var held: [Double] = []
+        for d in [0.04, 0.04, 1.0 / 30, 0.05, 0.04, 1.0 / 30] {
+            #expect(m.deliver(bytes: 10, duration: d, to: 0, lane: 1) == .buffered)
+            held.append(d)
+            #expect(m.slot(0)?.bufferedSeconds == sum(held) && m.slot(0)?.bufferedFrames == held.count)
+        }
+        #expect(m.bufferedFrames(at: 0).map(\.duration) == held)
+        // Playback takes the oldest frames.
+        for _ in 0..<3 {
+            let took = m.takeBufferedFrame(0)
+            #expect(took)
+            held.removeFirst()
+            #expect(m.slot(0)?.bufferedSeconds == sum(held), "\(held)")
+        }
+        var n = PrefetchStateMachine(policy: Buffer(seconds: 10), rules: PrefetchRules(workers: 1, budget: 1 << 30,
+                                                                                       feedLength: 3))
+        n.apply(current: 0, history: [], now: 0)
+        n.pump()
+        _ = n.deliver(bytes: 10, duration: 0.04, to: 0, lane: 1)
+        for d in [0.05, 0.04, 1.0 / 30] { _ = n.deliver(bytes: 10, duration: d, to: 0, lane: 1) }
+        #expect(n.slot(0)?.bufferedSeconds == 0.05 + 0.04 + 1.0 / 30)
+        // Taking the 0.05 leaves 0.04 and 1/30, then the 0.04 leaves one frame: equal frames again, counted.
+        let tookTwo = n.takeBufferedFrame(0) && n.takeBufferedFrame(0)
+        #expect(tookTwo)
+        #expect(n.slot(0)?.uniformFrame == PrefetchStateMachine.BufferedFrame(bytes: 10, duration: 1.0 / 30))
+        #expect(n.slot(0)?.bufferedSeconds == 1.0 / 30)
+        _ = n.deliver(bytes: 10, duration: 1.0 / 30, to: 0, lane: 1)
+        #expect(n.slot(0)?.bufferedSeconds == 1.0 / 30 + 1.0 / 30 && n.slot(0)?.uniformFrame != nil)
+    }
 }
