@@ -7,7 +7,7 @@ import Prefetch
 /// `.stop` ends it at its next frame, a `.releaseHandle` forgets the item's decoder. Frames are only counted, so
 /// the actions that free frames, and the events, need nothing done.
 extension SimulationEngine {
-    /// Performs and clears the machine's actions.
+    /// Performs the actions of the machine's last event (once per event: the next event forgets them).
     @inline(__always)
     mutating func perform() {
         guard !machine.actions.isEmpty || !machine.events.isEmpty else { return }
@@ -27,7 +27,6 @@ extension SimulationEngine {
             case .dropFirst, .dropBuffered: break
             }
         }
-        machine.clearActions()
     }
 
     /// Records every action performed from now on in ``trace``, and every event in ``eventTrace`` (a test compares

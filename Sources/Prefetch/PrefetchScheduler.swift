@@ -200,7 +200,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         return wanted
     }
 
-    /// Performs and clears the machine's actions; republishes the board when a first frame or failure may have
+    /// Performs the actions of the machine's last event (once per event); republishes the board when a first frame or failure may have
     /// changed, then reports the events (a listener that reads the board finds what the event tells); runs the idle
     /// waiters once nothing is queued or running.
     private func performActions(publish: Bool = false) {
@@ -234,7 +234,6 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         if publish { publishBoard() }
         // Events last, once the board shows what they tell.
         if let eventHandler { for event in machine.events { eventHandler(event) } }
-        machine.clearActions()
         if machine.isIdle, !idleWaiters.isEmpty {
             let waiters = idleWaiters
             idleWaiters = []

@@ -11,8 +11,8 @@
 /// decision of its own; the decisions themselves are ``PrefetchRules``' (swift-nio's handler state machines, such
 /// as `NIOAsyncWriter.StateMachine`, are the model).
 ///
-/// A driver calls an event, then performs ``actions``, reports ``events`` and clears both (``clearActions()``) before
-/// the next event.
+/// A driver calls an event, then performs its ``actions`` and reports its ``events``: each event starts by forgetting
+/// the last one's.
 ///
 /// Invariants: an item has at most one job; a job is queued (``JobState/queued``) or runs on one lane, and a lane runs
 /// at most one job; ``PrefetchCounters/decodedBytes`` is the sum of every slot's first frame and buffered frames and
@@ -268,9 +268,9 @@ public struct PrefetchStateMachine: Sendable {
     public private(set) var counters = PrefetchCounters()
     /// Whether ``events`` are recorded (the simulator, which has no listener, turns them off; nothing else changes).
     public var reportsEvents: Bool
-    /// What the driver must do, in order, since it last cleared them. (Plain values: clearing them frees nothing.)
+    /// What the driver must do after the last event, in order. (Plain values: forgetting them frees nothing.)
     public private(set) var actions: [Action] = []
-    /// What happened, in order, since the driver last cleared them: to report once the actions are performed.
+    /// What the last event reports, in order: to report once its actions are performed.
     public private(set) var events: [PrefetchEvent] = []
 
     /// The slots: a handful (the wanted set plus slots whose cancelled job has not returned), so a linear scan of
@@ -349,8 +349,12 @@ public struct PrefetchStateMachine: Sendable {
     /// The item of the job running on `lane`, if one runs.
     public func jobIndex(onLane lane: Int) -> Int? { lanes[lane]?.index }
 
-    /// Forgets the performed actions and the reported events (keeping their storage).
-    public mutating func clearActions() {
+    /// Forgets the actions and events of the last event (each event does this first, so a driver need not).
+    public mutating func clearActions() { beginEvent() }
+
+    /// Starts an event: the last one's actions and events are forgotten, keeping their storage.
+    @inline(__always)
+    private mutating func beginEvent() {
         // Most events leave one action or none: removing it is cheaper than the general removal.
         switch actions.count {
         case 0: break
@@ -374,6 +378,7 @@ public struct PrefetchStateMachine: Sendable {
     /// Returns the wanted set.
     @discardableResult
     public mutating func apply(current newCurrent: Int, history: [Swipe], now: Double) -> [PrefetchRequest] {
+        beginEvent()
         let changed = newCurrent != current
         current = newCurrent
         let context = PrefetchContext(current: current, feedLength: rules.feedLength, wraps: rules.wraps,
@@ -393,6 +398,11 @@ public struct PrefetchStateMachine: Sendable {
 
     /// Starts queued jobs on free lanes as ``PrefetchRules/jobsToStart(current:queued:laneBusy:)`` decides.
     public mutating func pump() {
+        beginEvent()
+        pumpJobs()
+    }
+
+    private mutating func pumpJobs() {
         guard queuedJobs > 0, runningJobs < lanes.count else { return }
         queuedScratch.removeAll(keepingCapacity: true)
         for i in slots.indices where slots[i].job == .queued {
@@ -426,6 +436,7 @@ public struct PrefetchStateMachine: Sendable {
 
     /// The job on `lane` reached `stage` without a frame (`.probed`).
     public mutating func reach(_ stage: PrefetchStage, index: Int, lane: Int) {
+        beginEvent()
         guard let p = position(of: index), slots[p].job == .running(lane: lane), slots[p].wanted != nil else {
             return
         }
@@ -440,6 +451,7 @@ public struct PrefetchStateMachine: Sendable {
     /// (``PrefetchRules/evictionOrder(for:incomingIsFirst:current:others:)``); otherwise it is rejected and the
     /// budget starves the item. A first frame of the item on screen lets held-back work start.
     public mutating func deliver(bytes: Int, duration: Double, to index: Int, lane: Int) -> Delivery {
+        beginEvent()
         guard let p = position(of: index), slots[p].job == .running(lane: lane), slots[p].wanted != nil,
               needsWork(at: p) else {
             counters.framesDropped += 1
@@ -464,7 +476,7 @@ public struct PrefetchStateMachine: Sendable {
             slots[p].stage = .firstFrame
             if reportsEvents { events.append(.reached(index: index, stage: .firstFrame)) }
             outcome = .first
-            if index == current { pump() }  // other work was held back for it
+            if index == current { pumpJobs() }  // other work was held back for it
         } else {
             appendFrame(BufferedFrame(bytes: bytes, duration: duration), at: p)
             outcome = .buffered
@@ -482,6 +494,7 @@ public struct PrefetchStateMachine: Sendable {
     /// The job on `lane` returned. Returns whether the driver keeps the decoder the job handed back (the item is
     /// still wanted, near enough, and the job was not cancelled: an interrupted decoder is never reused).
     public mutating func finish(lane: Int, result: JobResult) -> Bool {
+        beginEvent()
         guard let job = lanes[lane] else { return false }
         lanes[lane] = nil
         laneBusy[lane] = false
@@ -512,18 +525,19 @@ public struct PrefetchStateMachine: Sendable {
                 schedule(p)
             }
         }
-        pump()
+        pumpJobs()
         return keep
     }
 
     /// Playback takes the oldest buffered frame of item `index`: its bytes leave the budget and a top-up is queued
     /// and started. Returns false when none is buffered (the driver then has nothing to take).
     public mutating func takeBufferedFrame(_ index: Int) -> Bool {
+        beginEvent()
         guard let p = position(of: index), slots[p].bufferedFrames > 0 else { return false }
         let taken = takeOldestFrame(at: p)
         counters.decodedBytes -= taken.bytes
         schedule(p)
-        pump()
+        pumpJobs()
         return true
     }
 
@@ -538,8 +552,9 @@ public struct PrefetchStateMachine: Sendable {
 
     /// Cancels every job and releases every slot.
     public mutating func shutdown() {
+        beginEvent()
         for index in slotKeys.sorted() { release(index) }
-        pump()
+        pumpJobs()
     }
 
     // MARK: - State changes
@@ -704,11 +719,15 @@ public struct PrefetchStateMachine: Sendable {
     /// (at most 65,536; beyond, summed on demand).
     @inline(__always)
     private mutating func uniformSeconds(_ count: Int, of frame: BufferedFrame) -> Double {
+        knownUniformSeconds(count, of: frame) ?? uniformSecondsSlow(count, of: frame)
+    }
+
+    /// The table's answer when the table used last has it (no change to the machine).
+    @inline(__always)
+    private func knownUniformSeconds(_ count: Int, of frame: BufferedFrame) -> Double? {
         let t = lastSumTable
-        if t < sumDurations.count, sumDurations[t] == frame.duration, count < sumLimits[t] {
-            return sumValues[sumStarts[t] + count]
-        }
-        return uniformSecondsSlow(count, of: frame)
+        guard t < sumDurations.count, sumDurations[t] == frame.duration, count < sumLimits[t] else { return nil }
+        return sumValues[sumStarts[t] + count]
     }
 
     @inline(never)
@@ -739,34 +758,39 @@ public struct PrefetchStateMachine: Sendable {
     @inline(__always)
     private mutating func appendFrame(_ frame: BufferedFrame, at p: Int) {
         let count = slots[p].bufferedFrames
-        if count == 0 {
+        let same = slots[p].uniformFrame
+        if count == 0 || same == frame {
+            // Equal frames: a count, and the seconds from the table (the slot written once).
+            let seconds = uniformSeconds(count + 1, of: frame)
             slots[p].uniformFrame = frame
-        } else if let same = slots[p].uniformFrame, same != frame {
+            slots[p].bufferedFrames = count + 1
+            slots[p].bufferedSeconds = seconds
+            return
+        }
+        if let same {
             // Mixed from now on: the frames go into runs, with their sums.
             var mixed = BufferedFrames()
             for _ in 0..<count { mixed.append(same) }
             buffers[p] = mixed
             slots[p].uniformFrame = nil
         }
+        buffers[p].append(frame)
         slots[p].bufferedFrames = count + 1
-        if slots[p].uniformFrame != nil {
-            slots[p].bufferedSeconds = uniformSeconds(count + 1, of: frame)
-        } else {
-            buffers[p].append(frame)
-            slots[p].bufferedSeconds = buffers[p].seconds
-        }
+        slots[p].bufferedSeconds = buffers[p].seconds
     }
 
     /// Removes and returns the newest buffered frame of the slot at `p` (it has one).
     @inline(__always)
     private mutating func popNewestFrame(at p: Int) -> BufferedFrame {
         let count = slots[p].bufferedFrames - 1
-        slots[p].bufferedFrames = count
         if let same = slots[p].uniformFrame {
+            let seconds = count == 0 ? 0 : uniformSeconds(count, of: same)
+            slots[p].bufferedFrames = count
+            slots[p].bufferedSeconds = seconds
             if count == 0 { slots[p].uniformFrame = nil }
-            slots[p].bufferedSeconds = count == 0 ? 0 : uniformSeconds(count, of: same)
             return same
         }
+        slots[p].bufferedFrames = count
         let last = buffers[p].popLast()!
         settleMixed(at: p)
         return last
