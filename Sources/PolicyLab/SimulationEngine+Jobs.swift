@@ -65,10 +65,14 @@ extension SimulationEngine {
     }
 
     private mutating func set(_ lane: Int, _ phase: SimJob.Phase, _ work: Double) {
-        let before = lanes[lane]!.kind
-        lanes[lane]!.phase = phase
-        lanes[lane]!.remaining = work
-        if lanes[lane]!.kind != before || lanes[lane]!.rate == 0 { ratesDirty = true }
+        // In place, with one uniqueness check for the four accesses (this runs for every step of every job).
+        let dirty = lanes.withUnsafeMutableBufferPointer { lanes -> Bool in
+            let before = lanes[lane]!.kind
+            lanes[lane]!.phase = phase
+            lanes[lane]!.remaining = work
+            return lanes[lane]!.kind != before || lanes[lane]!.rate == 0
+        }
+        if dirty { ratesDirty = true }
     }
 
     /// Cancels the job on `lane`: a download or a wait is interrupted at once (FFmpeg's interrupt callback); a CPU

@@ -225,6 +225,10 @@ public struct PrefetchStateMachine: Sendable {
         /// While every buffered frame is the same (every frame of one stream, in practice): that frame. Nil when the
         /// buffer is empty or mixed (then the machine keeps the frames in runs).
         public internal(set) var uniformFrame: BufferedFrame?
+        /// Where the seconds of `k` such frames are in the machine's sums table (`sumValues[sumsStart + k]` for
+        /// `k < sumsLimit`).
+        var sumsStart = 0
+        var sumsLimit = 0
         /// Their seconds, summed oldest first.
         public internal(set) var bufferedSeconds = 0.0
         /// Whether the driver keeps an open decoder for the item between jobs.
@@ -256,6 +260,9 @@ public struct PrefetchStateMachine: Sendable {
     struct LaneJob {
         var index: Int
         var cancelled = false
+        /// Where the job's slot was when `positionVersion` was the slots' version (a cache of ``position(of:)``).
+        var position = -1
+        var positionVersion = -1
     }
 
     /// Decides the wanted set.
@@ -285,12 +292,11 @@ public struct PrefetchStateMachine: Sendable {
     /// slot).
     var buffers: [BufferedFrames] = []
     /// Per frame duration `sumDurations[t]`: `sumValues[sumStarts[t] + k]` is the seconds of `k` such frames summed
-    /// one at a time, for `k < sumLimits[t]` (see `uniformSeconds`); `lastSumTable` is the table used last.
+    /// one at a time, for `k < sumLimits[t]` (see `uniformSeconds`).
     private var sumDurations: [Double] = []
     private var sumStarts: [Int] = []
     private var sumLimits: [Int] = []
     private var sumValues: [Double] = []
-    private var lastSumTable = 0
     /// Why items failed, while their slots last.
     private var failures: [Int: String] = [:]
     /// Changes whenever a slot is added or removed (the eviction memo checks it).
@@ -305,6 +311,8 @@ public struct PrefetchStateMachine: Sendable {
     private var evictionKey: EvictionKey?
     private var evictionBuffered: [Int] = []
     private var evictionFirst: [Int] = []
+    /// ``currentPosition()``'s memory.
+    private var currentCache = (index: -1, position: -1, version: -1)
 
     /// A machine with no slots, the current item 0.
     public init(policy: any PrefetchPolicy, rules: PrefetchRules, reportsEvents: Bool = true) {
@@ -437,7 +445,8 @@ public struct PrefetchStateMachine: Sendable {
     /// The job on `lane` reached `stage` without a frame (`.probed`).
     public mutating func reach(_ stage: PrefetchStage, index: Int, lane: Int) {
         beginEvent()
-        guard let p = position(of: index), slots[p].job == .running(lane: lane), slots[p].wanted != nil else {
+        guard let p = position(of: index, onLane: lane), slots[p].job == .running(lane: lane), slots[p].wanted != nil
+        else {
             return
         }
         if let reached = slots[p].stage, stage <= reached { return }
@@ -452,7 +461,7 @@ public struct PrefetchStateMachine: Sendable {
     /// budget starves the item. A first frame of the item on screen lets held-back work start.
     public mutating func deliver(bytes: Int, duration: Double, to index: Int, lane: Int) -> Delivery {
         beginEvent()
-        guard let p = position(of: index), slots[p].job == .running(lane: lane), slots[p].wanted != nil,
+        guard let p = position(of: index, onLane: lane), slots[p].job == .running(lane: lane), slots[p].wanted != nil,
               needsWork(at: p) else {
             counters.framesDropped += 1
             return .rejected
@@ -496,11 +505,12 @@ public struct PrefetchStateMachine: Sendable {
     public mutating func finish(lane: Int, result: JobResult) -> Bool {
         beginEvent()
         guard let job = lanes[lane] else { return false }
+        let position = position(of: job.index, onLane: lane)
         lanes[lane] = nil
         laneBusy[lane] = false
         runningJobs -= 1
         var keep = false
-        if let p = position(of: job.index), slots[p].job == .running(lane: lane) {
+        if let p = position, slots[p].job == .running(lane: lane) {
             slots[p].job = .none
             switch result {
             case .completed(let handle):
@@ -533,7 +543,9 @@ public struct PrefetchStateMachine: Sendable {
     /// and started. Returns false when none is buffered (the driver then has nothing to take).
     public mutating func takeBufferedFrame(_ index: Int) -> Bool {
         beginEvent()
-        guard let p = position(of: index), slots[p].bufferedFrames > 0 else { return false }
+        guard let p = index == current ? currentPosition() : position(of: index), slots[p].bufferedFrames > 0 else {
+            return false
+        }
         let taken = takeOldestFrame(at: p)
         counters.decodedBytes -= taken.bytes
         schedule(p)
@@ -575,8 +587,8 @@ public struct PrefetchStateMachine: Sendable {
         guard let wanted = slots[p].wanted else { return }
         if let lane = slots[p].runningLane, !needsWork(at: p) { actions.append(.stop(lane: lane)) }
         switch wanted.stage {
-        case .probed: drop(p, firstToo: true)
-        case .firstFrame: drop(p, firstToo: false)
+        case .probed: if slots[p].bufferedFrames > 0 || slots[p].hasFirstFrame { drop(p, firstToo: true) }
+        case .firstFrame: if slots[p].bufferedFrames > 0 { drop(p, firstToo: false) }
         case .buffered(let seconds):
             guard slots[p].bufferedFrames > 0 else { return }
             let n: Int
@@ -701,6 +713,28 @@ public struct PrefetchStateMachine: Sendable {
 
     // MARK: - Slot table
 
+    /// The position of item `index`'s slot, which the job on `lane` works for: remembered per lane while no slot is
+    /// added or removed (deliveries come one frame at a time, so this saves a scan per frame).
+    @inline(__always)
+    private mutating func position(of index: Int, onLane lane: Int) -> Int? {
+        if let job = lanes[lane], job.index == index, job.positionVersion == slotsVersion { return job.position }
+        guard let p = position(of: index) else { return nil }
+        if lanes[lane]?.index == index {
+            lanes[lane]!.position = p
+            lanes[lane]!.positionVersion = slotsVersion
+        }
+        return p
+    }
+
+    /// The position of the current item's slot, remembered while no slot is added or removed.
+    @inline(__always)
+    private mutating func currentPosition() -> Int? {
+        if currentCache.version == slotsVersion && currentCache.index == current { return currentCache.position }
+        guard let p = position(of: current) else { return nil }
+        currentCache = (current, p, slotsVersion)
+        return p
+    }
+
     /// Where item `index`'s slot is in ``slots``, if it has one.
     @inlinable
     public func position(of index: Int) -> Int? {
@@ -714,60 +748,68 @@ public struct PrefetchStateMachine: Sendable {
 
     // MARK: - Buffered frames
 
-    /// Seconds of `count` frames like `frame`, summed one at a time: a buffer of equal frames is only a count, and
-    /// its seconds come from a table kept per frame duration, as many sums as the budget can hold frames of that size
-    /// (at most 65,536; beyond, summed on demand).
+    /// Seconds of `count` frames like the uniform frame of the slot at `p`, summed one at a time: a buffer of equal
+    /// frames is only a count, and its seconds come from a table kept per frame duration, as many sums as the budget
+    /// can hold frames of that size (at most 65,536; beyond, summed on demand). The slot remembers where its table is.
     @inline(__always)
-    private mutating func uniformSeconds(_ count: Int, of frame: BufferedFrame) -> Double {
-        knownUniformSeconds(count, of: frame) ?? uniformSecondsSlow(count, of: frame)
-    }
-
-    /// The table's answer when the table used last has it (no change to the machine).
-    @inline(__always)
-    private func knownUniformSeconds(_ count: Int, of frame: BufferedFrame) -> Double? {
-        let t = lastSumTable
-        guard t < sumDurations.count, sumDurations[t] == frame.duration, count < sumLimits[t] else { return nil }
-        return sumValues[sumStarts[t] + count]
+    private func uniformSeconds(_ count: Int, at p: Int) -> Double {
+        if count < slots[p].sumsLimit { return sumValues[slots[p].sumsStart + count] }
+        return uniformSecondsBeyond(count, at: p)
     }
 
     @inline(never)
-    private mutating func uniformSecondsSlow(_ count: Int, of frame: BufferedFrame) -> Double {
+    private func uniformSecondsBeyond(_ count: Int, at p: Int) -> Double {
+        let duration = slots[p].uniformFrame!.duration
+        var sum = sumValues[slots[p].sumsStart + slots[p].sumsLimit - 1]
+        for _ in slots[p].sumsLimit - 1 ..< count { sum += duration }
+        return sum
+    }
+
+    /// Points the slot at `p` at the sums table of `frame`'s duration (made on first use).
+    @inline(never)
+    private mutating func useSumsTable(of frame: BufferedFrame, at p: Int) {
         var t = 0
         while t < sumDurations.count, sumDurations[t] != frame.duration { t += 1 }
         if t == sumDurations.count {
-            let limit = min(rules.budget / max(frame.bytes, 1), 1 << 16) + 1
+            let limit = max(min(rules.budget / max(frame.bytes, 1), 1 << 16) + 1, 2)
             sumDurations.append(frame.duration)
             sumStarts.append(sumValues.count)
             sumLimits.append(limit)
             var sum = 0.0
             sumValues.append(sum)
-            for _ in 1..<max(limit, 2) {
+            for _ in 1..<limit {
                 sum += frame.duration
                 sumValues.append(sum)
             }
-            sumLimits[t] = max(limit, 2)
         }
-        lastSumTable = t
-        if count < sumLimits[t] { return sumValues[sumStarts[t] + count] }
-        var sum = sumValues[sumStarts[t] + sumLimits[t] - 1]
-        for _ in sumLimits[t] - 1 ..< count { sum += frame.duration }
-        return sum
+        slots[p].sumsStart = sumStarts[t]
+        slots[p].sumsLimit = sumLimits[t]
     }
 
     /// Appends `frame` as the newest buffered frame of the slot at `p`.
     @inline(__always)
     private mutating func appendFrame(_ frame: BufferedFrame, at p: Int) {
         let count = slots[p].bufferedFrames
-        let same = slots[p].uniformFrame
-        if count == 0 || same == frame {
-            // Equal frames: a count, and the seconds from the table (the slot written once).
-            let seconds = uniformSeconds(count + 1, of: frame)
-            slots[p].uniformFrame = frame
+        if count == 0 || slots[p].uniformFrame == frame {
+            // Equal frames: a count, and the seconds from the table.
+            if count == 0 {
+                slots[p].uniformFrame = frame
+                if slots[p].sumsLimit == 0 || sumValues[slots[p].sumsStart + 1] != frame.duration {
+                    useSumsTable(of: frame, at: p)
+                }
+            }
+            slots[p].bufferedSeconds = uniformSeconds(count + 1, at: p)
             slots[p].bufferedFrames = count + 1
-            slots[p].bufferedSeconds = seconds
-            return
+        } else {
+            appendMixedFrame(frame, at: p)
         }
-        if let same {
+    }
+
+    /// ``appendFrame(_:at:)`` when the frames differ.
+    @inline(never)
+    private mutating func appendMixedFrame(_ frame: BufferedFrame, at p: Int) {
+        let count = slots[p].bufferedFrames
+        if let same = slots[p].uniformFrame {
             // Mixed from now on: the frames go into runs, with their sums.
             var mixed = BufferedFrames()
             for _ in 0..<count { mixed.append(same) }
@@ -782,23 +824,32 @@ public struct PrefetchStateMachine: Sendable {
     /// Removes and returns the newest buffered frame of the slot at `p` (it has one).
     @inline(__always)
     private mutating func popNewestFrame(at p: Int) -> BufferedFrame {
+        guard let same = slots[p].uniformFrame else { return popNewestMixedFrame(at: p) }
         let count = slots[p].bufferedFrames - 1
-        if let same = slots[p].uniformFrame {
-            let seconds = count == 0 ? 0 : uniformSeconds(count, of: same)
-            slots[p].bufferedFrames = count
-            slots[p].bufferedSeconds = seconds
-            if count == 0 { slots[p].uniformFrame = nil }
-            return same
-        }
+        let seconds = count == 0 ? 0 : uniformSeconds(count, at: p)
         slots[p].bufferedFrames = count
+        slots[p].bufferedSeconds = seconds
+        if count == 0 { slots[p].uniformFrame = nil }
+        return same
+    }
+
+    @inline(never)
+    private mutating func popNewestMixedFrame(at p: Int) -> BufferedFrame {
+        slots[p].bufferedFrames -= 1
         let last = buffers[p].popLast()!
         settleMixed(at: p)
         return last
     }
 
-    /// Removes and returns the oldest buffered frame of the slot at `p` (it has one).
+    /// Removes and returns the oldest buffered frame of the slot at `p` (it has one). Of equal frames, any one.
+    @inline(__always)
     private mutating func takeOldestFrame(at p: Int) -> BufferedFrame {
-        guard slots[p].uniformFrame == nil else { return popNewestFrame(at: p) }  // all the same: any one
+        guard slots[p].uniformFrame == nil else { return popNewestFrame(at: p) }
+        return takeOldestMixedFrame(at: p)
+    }
+
+    @inline(never)
+    private mutating func takeOldestMixedFrame(at p: Int) -> BufferedFrame {
         slots[p].bufferedFrames -= 1
         let first = buffers[p].removeFirst()
         settleMixed(at: p)
@@ -809,7 +860,8 @@ public struct PrefetchStateMachine: Sendable {
     private mutating func settleMixed(at p: Int) {
         if let same = buffers[p].onlyFrame {
             slots[p].uniformFrame = same
-            slots[p].bufferedSeconds = uniformSeconds(slots[p].bufferedFrames, of: same)
+            useSumsTable(of: same, at: p)
+            slots[p].bufferedSeconds = uniformSeconds(slots[p].bufferedFrames, at: p)
             buffers[p] = BufferedFrames()
         } else {
             slots[p].bufferedSeconds = buffers[p].seconds
