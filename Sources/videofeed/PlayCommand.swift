@@ -51,8 +51,12 @@ struct PlayCommand: ParsableCommand {
     @Option(help: "Concurrent prefetch jobs (default: cores).")
     var workers: Int?
 
-    @Flag(help: "Wrap around: after the last item comes the first.")
-    var wrap = false
+    @Flag(inversion: .prefixedNo,
+          help: "Wrap around: after the last item comes the first. Default: on with --random (a random session at the end of a feed that does not wrap would mostly stay put), off otherwise.")
+    var wrap: Bool?
+
+    /// Whether the feed wraps: as asked, else only for random swipes.
+    var wraps: Bool { wrap ?? (random != nil) }
 
     @Option(name: .customLong("wait-ms"), help: "Longest wait for a missed first frame.")
     var waitMilliseconds: Int = 10_000
@@ -114,7 +118,7 @@ struct PlayCommand: ParsableCommand {
         configuration.displaySize = size
         configuration.pixelFormat = pixelFormat
         configuration.memoryBudget = budget.bytes
-        configuration.wraps = wrap
+        configuration.wraps = wraps
         configuration.openOptions = mediaPolicy.applied(to: configuration.openOptions)
         if let workers { configuration.workers = max(1, workers) }
         let chosen = policy.policy

@@ -186,6 +186,23 @@ import Testing
         #expect(try (1...3).map { try server.requests(forPage: $0) } == [1, 1, 1])
     }
 
+    @Test("a random session wraps by default, so no n or p stays put at an end; --no-wrap gives the ends back")
+    func randomWraps() throws {
+        func stays(_ extra: [String]) throws -> (np: Int, all: Int) {
+            let result = try run(TestFixtures.cli, ["play", "--random", "40", "--seed", "7", "--dwell-ms", "5",
+                                                    "--size", "90x160", "--json"] + extra, in: TestFixtures.root)
+            #expect(result.status == 0, "\(result.stderr)")
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            let swipes = try #require(report["swipes"] as? [[String: Any]])
+            let np = swipes.filter { ["n", "p"].contains($0["action"] as? String) && $0["result"] as? String == "stay" }
+            return (np.count, report["stayed"] as? Int ?? -1)
+        }
+        let wrapping = try stays([])
+        #expect(wrapping.np == 0, "a random session must not stay put at the ends: \(wrapping)")
+        let ends = try stays(["--no-wrap"])
+        #expect(ends.np > 0 && ends.all > wrapping.all, "\(ends) vs \(wrapping)")
+    }
+
     @Test("--json: per-swipe records and metrics; the same seed gives the same swipes")
     func randomJSON() throws {
         func play() throws -> [String: Any] {
