@@ -7,6 +7,26 @@ struct SimHandle {
     var downloadedSeconds = 0.0
 }
 
+/// The decoders kept between jobs, by item: a handful (the machine keeps them within ±1 of the current item), so a
+/// linear scan beats hashing and the memory does not grow with the feed's length.
+struct KeptHandles {
+    private var entries: [(index: Int, handle: SimHandle)] = []
+
+    subscript(index: Int) -> SimHandle? {
+        get {
+            for entry in entries where entry.index == index { return entry.handle }
+            return nil
+        }
+        set {
+            if let i = entries.firstIndex(where: { $0.index == index }) {
+                if let newValue { entries[i].handle = newValue } else { entries.remove(at: i) }
+            } else if let newValue {
+                entries.append((index, newValue))
+            }
+        }
+    }
+}
+
 /// One running job, kept in the engine's lane it runs on: its scheduler-side flags, its progress as PrefetchJob
 /// counts it, and the step it is in.
 struct SimJob {

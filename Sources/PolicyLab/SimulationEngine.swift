@@ -33,7 +33,7 @@ struct SimulationEngine {
     var machine: PrefetchStateMachine
     /// Per item, per lane: what the machine accounts for but does not hold — decoders kept between jobs, and the
     /// job running on each lane as a step machine.
-    var handles: [SimHandle?]
+    var handles = KeptHandles()
     var table: ItemTable
     var lanes: [SimJob?]
     var cappedScratch: [Bool]
@@ -70,7 +70,6 @@ struct SimulationEngine {
                               wraps: scenario.wraps)
         machine = PrefetchStateMachine(policy: policy, rules: rules, reportsEvents: false)
         position = FeedPosition(length: scenario.feedLength, wraps: scenario.wraps)
-        handles = Array(repeating: nil, count: max(scenario.feedLength, 1))
         lanes = Array(repeating: nil, count: rules.workers + 1)
         cappedScratch = Array(repeating: false, count: rules.workers + 1)
         table = ItemTable(items: items, costs: scenario.costs, budget: scenario.budget)

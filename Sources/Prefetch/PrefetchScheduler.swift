@@ -156,6 +156,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         control.sync {
             guard machine.takeBufferedFrame(index) else { return nil }
             let frame = frames[index]?.buffer.isEmpty == false ? frames[index]!.buffer.removeFirst() : nil
+            forgetIfEmpty(index)
             performActions()
             return frame
         }
@@ -218,6 +219,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
                 if let first = frames[index]?.first {
                     frames[index]!.first = nil
                     dispose(first)
+                    forgetIfEmpty(index)
                 }
                 publish = true
             case .dropBuffered(let index, let count):
@@ -225,12 +227,12 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
                 let n = min(count, held.count)
                 frames[index]!.buffer.removeLast(n)
                 dispose(Array(held.suffix(n)))
+                forgetIfEmpty(index)
             case .releaseHandle(let index):
                 // An open decoder holds tens of megabytes outside the budget: close it at once (still off this queue).
                 if let handle = handles.removeValue(forKey: index) { dispose(handle, after: 0) }
             }
         }
-        for (index, held) in frames where held.first == nil && held.buffer.isEmpty { frames[index] = nil }
         if publish { publishBoard() }
         // Events last, once the board shows what they tell.
         if let eventHandler { for event in machine.events { eventHandler(event) } }
@@ -239,6 +241,11 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
             idleWaiters = []
             for w in waiters { w() }
         }
+    }
+
+    /// Drops item `index`'s entry from `frames` once it holds nothing.
+    private func forgetIfEmpty(_ index: Int) {
+        if let held = frames[index], held.first == nil, held.buffer.isEmpty { frames[index] = nil }
     }
 
     /// Copies each wanted slot's first frame and failure to the board.

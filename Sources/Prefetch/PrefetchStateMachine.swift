@@ -107,52 +107,26 @@ public struct PrefetchStateMachine: Sendable {
         }
     }
 
-    /// A slot's buffered frames once they are mixed (equal frames are only counted, in the slot), oldest first, and
-    /// their seconds summed oldest first.
-    ///
-    /// Equal frames (every frame of one stream, in practice) are kept as one frame and a count, mixed ones as runs of
-    /// equal frames, so buffering, evicting and playing a frame change a count. `sums[k]` is the seconds of the oldest `k` frames, so dropping the
-    /// newest frames (evictions, a lowered target) costs nothing. Taking the oldest frame (playback) shifts every sum;
-    /// while all frames are equal, the sum of `k` of them is the same whichever `k` they are, so the table only loses
-    /// its last entry; otherwise it is summed again.
+    /// A slot's buffered frames once their durations or sizes differ (equal frames are only counted, in the slot):
+    /// runs of equal frames, oldest first, and `sums[k]`, the seconds of the oldest `k` frames summed oldest first, so
+    /// dropping the newest frames costs nothing and taking the oldest one sums the rest again. Back to a count in the
+    /// slot once one run is left.
     struct BufferedFrames: Sendable {
-        /// While every frame is the same: that frame (nil when empty or mixed).
-        var same: BufferedFrame?
-        /// Otherwise: runs of equal frames, oldest first.
+        /// Runs of equal frames, oldest first.
         var runs: [(frame: BufferedFrame, count: Int)] = []
         var sums: [Double] = [0]
 
-        /// An empty buffer.
-        init() {}
-
-        /// Number of frames.
-        var count: Int { sums.count - 1 }
-        /// Whether no frame is buffered.
-        var isEmpty: Bool { sums.count == 1 }
         /// Seconds of all the frames, summed oldest first.
         var seconds: Double { sums[sums.count - 1] }
         /// The frames, oldest first.
-        var frames: [BufferedFrame] {
-            if let same { return Array(repeating: same, count: count) }
-            return runs.flatMap { repeatElement($0.frame, count: $0.count) }
-        }
+        var frames: [BufferedFrame] { runs.flatMap { repeatElement($0.frame, count: $0.count) } }
         /// The frames' durations, oldest first.
         var durations: [Double] { frames.map(\.duration) }
-        /// The frame, when every frame held is the same one (nil when empty or mixed).
-        var onlyFrame: BufferedFrame? {
-            if let same, !isEmpty { return same }
-            return nil
-        }
+        /// The frame, when every frame held is the same one (one run).
+        var onlyFrame: BufferedFrame? { runs.count == 1 ? runs[0].frame : nil }
 
         mutating func append(_ frame: BufferedFrame) {
-            if isEmpty {
-                same = frame
-            } else if let same {
-                if same != frame {
-                    runs = [(same, count), (frame, 1)]
-                    self.same = nil
-                }
-            } else if runs[runs.count - 1].frame == frame {
+            if let last = runs.last, last.frame == frame {
                 runs[runs.count - 1].count += 1
             } else {
                 runs.append((frame, 1))
@@ -162,11 +136,6 @@ public struct PrefetchStateMachine: Sendable {
 
         /// Removes and returns the oldest frame (there is one).
         mutating func removeFirst() -> BufferedFrame {
-            if let same {
-                sums.removeLast()
-                if isEmpty { self.same = nil }
-                return same
-            }
             let taken = runs[0].frame
             runs[0].count -= 1
             if runs[0].count == 0 { runs.removeFirst() }
@@ -175,36 +144,16 @@ public struct PrefetchStateMachine: Sendable {
             for run in runs {
                 for _ in 0..<run.count { sums.append(sums[sums.count - 1] + run.frame.duration) }
             }
-            if runs.count == 1 {
-                same = runs[0].frame
-                runs = []
-            }
             return taken
         }
 
-        /// Removes and returns the newest frame, if any.
-        mutating func popLast() -> BufferedFrame? {
-            guard !isEmpty else { return nil }
-            sums.removeLast()
-            if let same {
-                if isEmpty { self.same = nil }
-                return same
-            }
+        /// Removes and returns the newest frame (there is one).
+        mutating func popLast() -> BufferedFrame {
             let last = runs[runs.count - 1].frame
             runs[runs.count - 1].count -= 1
             if runs[runs.count - 1].count == 0 { runs.removeLast() }
-            if runs.count == 1 {
-                same = runs[0].frame
-                runs = []
-            }
+            sums.removeLast()
             return last
-        }
-
-        /// Removes the newest `n` frames; returns their bytes.
-        mutating func removeLast(_ n: Int) -> Int {
-            var bytes = 0
-            for _ in 0..<n { bytes += popLast()?.bytes ?? 0 }
-            return bytes
         }
     }
 
@@ -836,7 +785,7 @@ public struct PrefetchStateMachine: Sendable {
     @inline(never)
     private mutating func popNewestMixedFrame(at p: Int) -> BufferedFrame {
         slots[p].bufferedFrames -= 1
-        let last = buffers[p].popLast()!
+        let last = buffers[p].popLast()
         settleMixed(at: p)
         return last
     }
