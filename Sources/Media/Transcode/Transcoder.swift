@@ -79,6 +79,13 @@ public final class Transcoder {
     /// ``run(into:)`` and ``segment(_:rendition:)`` make with the same settings — from the item's first frame alone.
     /// - Throws: ``MediaError`` as ``segment(_:rendition:)`` does.
     public func initialization(rendition: Int) throws -> [UInt8] {
+        try initializationSegment(rendition: rendition).bytes
+    }
+
+    /// ``initialization(rendition:)`` with the rendition's RFC 6381 codecs string (`avc1.PPCCLL`, plus
+    /// `,mp4a.40.2` with audio), as a server lists it before any media segment exists.
+    /// - Throws: ``MediaError`` as ``segment(_:rendition:)`` does.
+    public func initializationSegment(rendition: Int) throws -> (bytes: [UInt8], codecs: String) {
         guard plan.renditions.indices.contains(rendition) else {
             throw MediaError(.invalidArgument, operation: "transcode", item: file.item,
                              message: "no rendition \(rendition); this item has \(plan.renditions.count)")
@@ -87,7 +94,8 @@ public final class Transcoder {
         used = true
         let pipeline = try Pipeline(transcoder: self, rungs: [rendition], window: (0, 1e-4, 0), folder: nil)
         pipeline.firstFrameOnly = true
-        return try pipeline.runSegment().initialization
+        let segment = try pipeline.runSegment()
+        return (segment.initialization, segment.codecs)
     }
 
     /// Whether the file was read already (the next operation starts over from the beginning).
