@@ -247,9 +247,8 @@ public struct FeedServer: Sendable {
                   let type = object["type"] as? String else { continue }
             switch type {
             case "hello":
-                if let width = object["width"] as? Int, let height = object["height"] as? Int {
-                    hub.setBox(viewer, width: width, height: height)
-                }
+                hub.hello(viewer, width: object["width"] as? Int, height: object["height"] as? Int,
+                          rendition: object["rendition"] as? String)
             case "at":
                 guard let index = object["index"] as? Int else { continue }
                 let time = (object["time"] as? Double) ?? Double((object["time"] as? Int) ?? 0)

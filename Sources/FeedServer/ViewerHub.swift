@@ -27,6 +27,8 @@ public final class ViewerHub: Sendable {
 
     private struct Viewer {
         var box: (width: Int, height: Int) = (720, 1280)
+        /// The rendition the page said it plays, by name (used when the item has it).
+        var rendition: String? = nil
         var current: Int? = nil
         var time: Double = 0
         var history: [Swipe] = []
@@ -59,9 +61,19 @@ public final class ViewerHub: Sendable {
         engine.metrics.viewers.set(Double(viewers.withLock { $0.count }))
     }
 
-    /// The viewer's display box in device pixels (decides its rendition).
-    public func setBox(_ viewer: Int, width: Int, height: Int) {
-        viewers.withLock { $0[viewer]?.box = (max(1, width), max(1, height)) }
+    /// The viewer's display box in device pixels and the rendition it plays by name, when it says: together they
+    /// decide which rendition's segments are made ahead for it.
+    public func hello(_ viewer: Int, width: Int?, height: Int?, rendition: String?) {
+        viewers.withLock { v in
+            if let width, let height { v[viewer]?.box = (max(1, width), max(1, height)) }
+            if let rendition { v[viewer]?.rendition = rendition }
+        }
+    }
+
+    /// The rendition `viewer` plays of an item with `manifest`: the one it named, else the one for its box.
+    private func rendition(_ manifest: ItemManifest, for viewer: Viewer) -> Int {
+        viewer.rendition.flatMap(manifest.rendition(named:))
+            ?? manifest.rendition(forBox: viewer.box.width, viewer.box.height)
     }
 
     /// The viewer is at `index` with its playhead at `time` seconds: re-plans its prefetch, and tells whether a
@@ -84,7 +96,7 @@ public final class ViewerHub: Sendable {
         let catalog = engine.catalog
         var hit: Bool? = nil
         if seen.moved, let entry = try? await catalog.entry(at: index) {
-            hit = firstSegmentKey(entry.folder, box: seen.viewer.box).map(engine.cache.contains) ?? false
+            hit = firstSegmentKey(entry.folder, for: seen.viewer).map(engine.cache.contains) ?? false
             if hit == true { engine.metrics.prefetchHits.increment() } else { engine.metrics.prefetchMisses.increment() }
         }
         let total = await catalog.total
@@ -113,7 +125,7 @@ public final class ViewerHub: Sendable {
             if !engine.cache.contains(folder + "/poster.jpg") {
                 want(JobKey(folder: folder, artifact: .poster), request.priority)
             }
-            let r = manifest.rendition(forBox: seen.viewer.box.width, seen.viewer.box.height)
+            let r = rendition(manifest, for: seen.viewer)
             var segments = 0...0
             if case .buffered(let ahead) = request.stage {
                 let from = request.index == index ? Int(seen.viewer.time / seconds) : 0
@@ -133,26 +145,26 @@ public final class ViewerHub: Sendable {
         var window: [(index: Int, state: String)] = []
         for offset in -2...2 {
             guard let i = context.index(offset: offset), let entry = try? await catalog.entry(at: i) else { continue }
-            window.append((i, state(of: entry.folder, box: seen.viewer.box)))
+            window.append((i, state(of: entry.folder, for: seen.viewer)))
         }
         return Answer(hit: hit, window: window)
     }
 
     /// The cache key of the first segment a viewer with `box` plays of the item in `folder`, once its manifest is
     /// known.
-    private func firstSegmentKey(_ folder: String, box: (width: Int, height: Int)) -> String? {
+    private func firstSegmentKey(_ folder: String, for viewer: Viewer) -> String? {
         guard let manifest = engine.knownManifest(folder), !manifest.plan.renditions.isEmpty else { return nil }
-        let r = manifest.rendition(forBox: box.width, box.height)
+        let r = rendition(manifest, for: viewer)
         return "\(folder)/\(manifest.plan.renditions[r].name)/seg-0.m4s"
     }
 
     /// `ready` (first segment cached), `working`, `queued`, `failed` or `pending` (nothing asked yet).
-    private func state(of folder: String, box: (width: Int, height: Int)) -> String {
+    private func state(of folder: String, for viewer: Viewer) -> String {
         guard let manifest = engine.knownManifest(folder) else {
             return engine.pool.state(of: JobKey(folder: folder, artifact: .manifest))?.rawValue ?? "pending"
         }
-        let r = manifest.rendition(forBox: box.width, box.height)
-        if let key = firstSegmentKey(folder, box: box), engine.cache.contains(key) { return "ready" }
+        let r = rendition(manifest, for: viewer)
+        if let key = firstSegmentKey(folder, for: viewer), engine.cache.contains(key) { return "ready" }
         return engine.pool.state(of: JobKey(folder: folder, artifact: .segment(rendition: r, index: 0)))?.rawValue
             ?? "pending"
     }
