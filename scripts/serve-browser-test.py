@@ -16,13 +16,16 @@ Checks (one line each, PASS or FAIL with the detail):
   wheel      a trackpad-like burst of wheel events moves exactly one card; a single notch moves back one
   touch      a touch swipe up (CDP touch events) moves one card down, a swipe down moves back, a short drag moves none
   scroll     plain scrolling (scroll-snap fallback: scrollTo the third card) makes the third card current
-  play:ID    every item in turn, reached by ArrowDown from the first: a video item plays (the active <video>'s
+  play:ID    every item in turn, reached by ArrowDown from the first (the page asked for pages of 3): a video item plays (the active <video>'s
              played ranges reach 0.8 s or 60 % of its length, no `error` event, no error card, its picture has the
              listing's aspect ratio, so rotated clips are upright); an item the listing marks with `error`, or
              whose media fails, shows its error card with its public_id and a message
   goes-on    after the error card, the next ArrowDown plays the next item
+  paging     the first page held 3 cards and the next pages came as the viewer went on (?limit=3)
   wrap       ArrowDown from the last item shows the first one again (position = total, index 0) and it plays; at
              most 5 cards hold a MediaSource after going around the feed
+  media      every /media/ request of that walk was answered 2xx/304 (a segment the listing names but the server
+             cannot make fails here even when the page plays around it)
   controls   the mute button unmutes the playing video and mutes it again; a click on the video pauses it and a
              second click resumes it
   reload     a reload resumes at the same item (#i=…&item=…), and #item=<public_id> / #i=N open that item
@@ -113,6 +116,9 @@ class Run:
         page.set_default_timeout(self.args.timeout * 1000)
         page.errors = []
         page.on("pageerror", lambda e: page.errors.append(str(e)))
+        page.bad_media = []      # (status, path) of every /media/ answer that was not 2xx/304
+        page.on("response", lambda r: page.bad_media.append((r.status, urllib.parse.urlsplit(r.url).path))
+                if "/media/" in r.url and r.status >= 400 else None)
         page.goto(self.base + "/" + hash_)
         page.wait_for_function("window.videofeed && window.videofeed.ready")
         return page
@@ -126,11 +132,15 @@ class Run:
         try:
             page.wait_for_function("i => window.videofeed.index === i", arg=index, timeout=10000)
         except Exception:
-            raise CheckFailed(f"{what}: index is {self.state(page)['index']}, wanted {index}")
+            raise CheckFailed(f"{what}: index is {self.state(page)['index']}, wanted {index}; {self.moves(page)}")
         time.sleep(SETTLE_S)
         got = self.state(page)["index"]
         if got != index:
-            raise CheckFailed(f"{what}: moved on to {got} after reaching {index} (more than one card)")
+            raise CheckFailed(f"{what}: moved on to {got} after reaching {index} (more than one card); {self.moves(page)}")
+
+    @staticmethod
+    def moves(page):
+        return "moves: " + ", ".join(f"{s['source']}→{s['index']}" for s in page.evaluate("window.videofeed.swipes"))
 
     def expect_still(self, page, index, what):
         time.sleep(SETTLE_S + 0.2)
@@ -273,7 +283,9 @@ class Run:
 
     def feed_through(self):
         """play:<id> for every item in turn, goes-on after an error card, then wrap at the end."""
-        page = self.page()
+        limit = 3 if len(self.items) > 3 else None   # page through the listing 3 items at a time
+        page = self.page(f"?limit={limit}" if limit else "")
+        first_cards = self.state(page)["cards"]
         after_error = None                 # the error card just passed, if any
         for k, item in enumerate(self.items):
             def play_one(item=item, k=k):
@@ -305,6 +317,16 @@ class Run:
                 self.check("goes-on", goes_on)
             after_error = item["public_id"] if item.get("error") else None
 
+        def paging():
+            s = self.state(page)
+            if not limit:
+                return "skipped: 3 items or fewer"
+            if first_cards >= len(self.items) or s["cards"] < len(self.items):
+                raise CheckFailed(f"{first_cards} cards after the first page of {limit}, {s['cards']} at the end")
+            return (f"pages of {limit}: {first_cards} cards at first, {s['cards']} by the last item, "
+                    f"in the listing's order")
+        self.check("paging", paging)
+
         def wrap():
             n = len(self.items)
             page.keyboard.press("ArrowDown")
@@ -320,6 +342,15 @@ class Run:
                 raise CheckFailed(f"hash {s['hash']} after the wrap")
             return f"position {n} shows index 0 {s['publicId']} again and plays; {s['attached']} cards attached"
         self.check("wrap", wrap)
+
+        def media():
+            warnings = page.evaluate("window.videofeed.warnings")
+            if page.bad_media:
+                raise CheckFailed(f"{len(page.bad_media)} media requests failed: "
+                                  + "; ".join(f"HTTP {st} {path}" for st, path in page.bad_media[:4])
+                                  + (f"; the page got round it: {warnings}" if warnings else ""))
+            return "every poster, init and segment the page asked for was served" + (f"; warnings {warnings}" if warnings else "")
+        self.check("media", media)
         self.close(page)
 
     def error_card(self, page, item):
@@ -447,8 +478,13 @@ class Run:
         self.check("wheel", self.wheel)
         self.check("touch", self.touch)
         self.check("scroll", self.scroll)
-        if not self.args.only or any(o.startswith(("play", "goes-on", "wrap")) for o in self.args.only):
-            self.feed_through()
+        group = ("play", "goes-on", "paging", "wrap", "media")      # one walk through the feed: all or none of them
+        if not self.args.only or any(o.startswith(group) for o in self.args.only):
+            only, self.args.only = self.args.only, None
+            try:
+                self.feed_through()
+            finally:
+                self.args.only = only
         self.check("controls", self.controls)
         self.check("reload", self.reload)
         self.check("overlay", self.overlay)

@@ -17,7 +17,7 @@ const statusBox = document.getElementById('status');
 const MAX_SWIPES = 1000;      // swipes kept for `window.videofeed.swipes`
 
 const state = { ready: false, socketStatus: 'connecting', window: null, lastSwipe: null, swipes: [], errors: [],
-                hello: null };
+                warnings: [], hello: null };
 
 const settings = {
   muted: true,                // autoplay policy: start muted
@@ -30,12 +30,19 @@ const settings = {
   },
 };
 
-const feed = new FeedSource(10);
+// Items per page: 10, or ?limit=N (1…50) in the page's URL (the browser test pages through a short feed with it).
+const pageSize = Math.min(50, Math.max(1, Number.parseInt(new URLSearchParams(location.search).get('limit'), 10) || 10));
+const feed = new FeedSource(pageSize);
 const view = new FeedView(scroller, track, feed, {
   settings,
   onMove: moved,
   onFrame: firstFrame,
   onFail: card => { if (card === view.card) shownError(card); },
+  onWarn: (card, message) => {
+    const text = `${card.item.public_id}: ${message}`;
+    if (!state.warnings.includes(text)) state.warnings.push(text);
+    console.warn(text);
+  },
   onCards: () => overlay.render(),
 });
 const overlay = new Overlay(document.getElementById('debug'), snapshot);
@@ -111,6 +118,7 @@ function snapshot() {
   }
   return {
     socketStatus: state.socketStatus, window: state.window, lastSwipe: state.lastSwipe, errors: state.errors,
+    warnings: state.warnings,
     rendition: card && card.rendition ? card.rendition.name : null, box: view.box(),
     index: view.current < 0 ? -1 : feed.index(view.current), position: view.current, total: feed.total,
     publicId: card ? card.item.public_id : null, cards: view.cards.length, attached: view.attached, playhead,
@@ -210,6 +218,8 @@ Object.defineProperty(window, 'videofeed', {
     get swipes() { return state.swipes.map(s => ({ ...s })); },
     /** public_ids shown as error cards. */
     get errors() { return [...state.errors]; },
+    /** Media problems the page got round (a last segment the server could not make), one line each. */
+    get warnings() { return [...state.warnings]; },
     /** The server's last `window` message. */
     get window() { return state.window ? JSON.parse(JSON.stringify(state.window)) : null; },
     get rendition() { return view.card && view.card.rendition ? view.card.rendition.name : null; },

@@ -16,7 +16,8 @@ export class Card {
   /**
    * @param {number} pos      position in the feed (grows past `total` when the feed wraps around)
    * @param {object} item     a resource of /api/feed
-   * @param {object} env      {settings: {muted}, box(): {w, h}, onFail(card), onFrame(card, ms)}
+   * @param {object} env      {settings: {muted, setMuted}, box(): {w, h}, onFail(card), onFrame(card, ms),
+   *                           onWarn(card, message)}
    */
   constructor(pos, item, env) {
     this.pos = pos;
@@ -129,6 +130,8 @@ export class Card {
     try {
       while (this.media === m) {
         if (!m.initDone) {
+          const first = this.get(m, segments[0]);      // asked for together with the init: one round trip less
+          first.catch(() => {});                       // (its failure is reported when it is awaited below)
           await this.append(m, await this.get(m, this.rendition.init));
           m.initDone = true;
           continue;
@@ -141,8 +144,19 @@ export class Card {
         const limit = this.active ? m.video.currentTime + AHEAD_S : 0;
         if (k > 0 && this.times.starts[k] >= limit) break;
         // Fetch the following segment while this one is appended, if it is wanted too.
-        if (k + 1 < segments.length && this.times.starts[k + 1] < limit) this.get(m, segments[k + 1]);
-        await this.append(m, await this.get(m, segments[k]));
+        if (k + 1 < segments.length && this.times.starts[k + 1] < limit) this.get(m, segments[k + 1]).catch(() => {});
+        let data;
+        try {
+          data = await this.get(m, segments[k]);
+        } catch (e) {
+          // The server could not make the last segment (e.g. a 0.01 s tail past the last picture): play what there
+          // is, end the stream there, and say so (overlay, window.videofeed.warnings) rather than fail the card.
+          if (!e.status || k === 0 || k !== segments.length - 1) throw e;
+          if (this.env.onWarn) this.env.onWarn(this, `${e.message}; played to ${this.times.starts[k].toFixed(2)} s`);
+          m.next = segments.length;
+          continue;
+        }
+        await this.append(m, data);
         if (m.next === k) m.next = k + 1;
         if (k === 0 && !this.active) this.rewind(m);
       }
@@ -180,7 +194,9 @@ export class Card {
             continue;
           }
           if (res.ok) return res.arrayBuffer();
-          if (res.status < 500 || attempt >= RETRIES.length) throw new Error(`GET ${url}: HTTP ${res.status}${await errorText(res)}`);
+          if (res.status < 500 || attempt >= RETRIES.length) {
+            throw Object.assign(new Error(`GET ${url}: HTTP ${res.status}${await errorText(res)}`), { status: res.status });
+          }
           await sleep(RETRIES[attempt]);
         }
       })();
@@ -325,10 +341,13 @@ export class Card {
 
 function sleep(ms) { return new Promise(r => setTimeout(r, ms)); }
 
+/** The reason an error answer gives: `{"error": "..."}` or plain text (first 200 characters). */
 async function errorText(res) {
   try {
-    const body = await res.json();
-    return body && body.error ? `: ${body.error}` : '';
+    const text = (await res.text()).trim();
+    let reason = text;
+    try { reason = JSON.parse(text).error || text; } catch { /* plain text */ }
+    return reason ? `: ${String(reason).slice(0, 200)}` : '';
   } catch { return ''; }
 }
 

@@ -67,7 +67,7 @@ export class FeedSource {
     return this.wraps ? pos % this.items.length : pos;
   }
 
-  /** The first position (from `from`) whose item has this public_id, loading pages up to `maxPages`. */
+  /** The first position whose item has this public_id (-1: none), loading up to `maxPages` more pages. */
   async find(publicId, maxPages = 100) {
     for (let pages = 0; ; pages++) {
       const i = this.items.findIndex(r => r.public_id === publicId);

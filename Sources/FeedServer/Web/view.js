@@ -13,7 +13,8 @@ export class FeedView {
    * @param {HTMLElement} scroller  the scroll-snap container
    * @param {HTMLElement} track     the cards' parent inside it
    * @param {FeedSource} feed
-   * @param {object} hooks          {settings, onMove(card, source, t0), onFrame(card, ms), onFail(card), onCards()}
+   * @param {object} hooks          {settings, onMove(card, source, t0), onFrame(card, ms), onFail(card),
+   *                                 onWarn(card, message), onCards()}
    */
   constructor(scroller, track, feed, hooks) {
     this.scroller = scroller;
@@ -54,6 +55,7 @@ export class FeedView {
     const env = {
       settings: this.hooks.settings, box: () => this.box(),
       onFail: card => this.hooks.onFail(card), onFrame: (card, ms) => this.hooks.onFrame(card, ms),
+      onWarn: (card, message) => this.hooks.onWarn(card, message),
     };
     const added = document.createDocumentFragment();
     while (this.cards.length < want) {
