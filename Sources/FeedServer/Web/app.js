@@ -58,6 +58,7 @@ function moved(card, source, t0) {
     if (state.swipes.length > MAX_SWIPES) state.swipes.shift();
   }
   if (card.failed) shownError(card);
+  muteButton.classList.toggle('silent', card.item.has_audio === false);   // no sound to unmute
   sayHello(card);
   socket.at(index, 0);
   const id = encodeURIComponent(card.item.public_id).replace(/%2F/gi, '/');

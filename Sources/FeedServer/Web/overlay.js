@@ -31,7 +31,7 @@ export class Overlay {
       return s.total ? ((d % s.total) + s.total + Math.floor(s.total / 2)) % s.total - Math.floor(s.total / 2) : d;
     };
     const states = w ? w.items.filter(i => i.index !== w.current).concat(
-      [{ index: w.current, state: (w.items.find(i => i.index === w.current) || {}).state || '', current: true }])
+      [{ index: w.current, state: (w.items.find(i => i.index === w.current) || {}).state || 'current', current: true }])
       .sort((a, b) => offset(a.index) - offset(b.index)) : [];
     const sw = s.lastSwipe;
     const lines = [
