@@ -28,6 +28,7 @@ export class Card {
     this.media = null;         // {video, ms, sb, url, abort, next, initDone, pumping, fetches}
     this.rendition = null;
     this.watch = 0;            // token of the pending first-frame measurement
+    this.frame = 0;            // the progress bar's animation frame
     this.el = this.build();
     if (item.error) this.fail(item.error);
   }
@@ -130,8 +131,9 @@ export class Card {
     try {
       while (this.media === m) {
         if (!m.initDone) {
-          const first = this.get(m, segments[0]);      // asked for together with the init: one round trip less
-          first.catch(() => {});                       // (its failure is reported when it is awaited below)
+          // seg-0 is asked for together with the init (one round trip less); its failure is reported when it is
+          // awaited below.
+          if (segments.length) this.get(m, segments[0]).catch(() => {});
           await this.append(m, await this.get(m, this.rendition.init));
           m.initDone = true;
           continue;
@@ -300,11 +302,12 @@ export class Card {
 
   /** The progress bar, redrawn every animation frame while the card is current. */
   tick() {
+    cancelAnimationFrame(this.frame);
     const m = this.media;
     if (!this.active || !m) return;
     const d = this.times.total || m.video.duration;
     if (d > 0 && Number.isFinite(d)) this.bar.style.transform = `scaleX(${Math.min(1, m.video.currentTime / d)})`;
-    requestAnimationFrame(() => this.tick());
+    this.frame = requestAnimationFrame(() => this.tick());
   }
 
   /** Detach the MediaSource so the decoder and its buffers go; the card can be preloaded again later. */

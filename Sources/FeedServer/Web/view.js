@@ -113,14 +113,14 @@ export class FeedView {
     if (previous) previous.deactivate();
     this.sync();                       // a wrapping feed grows as the viewer goes on
     this.hooks.onMove(card, source, t0);
-    this.window();
+    this.keepWindow();
     if (!this.feed.done && pos + PAGE_AHEAD >= this.feed.items.length) {
-      this.feed.loadMore().then(() => { this.sync(); this.window(); });
+      this.feed.loadMore().then(() => { this.sync(); this.keepWindow(); });
     }
   }
 
   /** Preload current ± KEEP (nearest first), posters of ± POSTERS, free the rest. */
-  window() {
+  keepWindow() {
     const c = this.current;
     for (const card of this.live) {
       const d = Math.abs(card.pos - c);
