@@ -13,10 +13,15 @@ let package = Package(
         .library(name: "Thumbnails", targets: ["Thumbnails"]),
         .library(name: "PolicyLab", targets: ["PolicyLab"]),
         .library(name: "Transcoding", targets: ["Transcoding"]),
+        .library(name: "FeedServer", targets: ["FeedServer"]),
         .executable(name: "videofeed", targets: ["videofeed"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -38,6 +43,18 @@ let package = Package(
         .target(name: "Thumbnails", dependencies: ["Media", "Feed", "EngineSupport"]),
         .target(name: "PolicyLab", dependencies: ["Prefetch"]),
         .target(name: "Transcoding", dependencies: ["Media", "Feed", "EngineSupport"]),
+        // The web front end's server: the only engine module with Swift package dependencies (Hummingbird and kin).
+        .target(
+            name: "FeedServer",
+            dependencies: [
+                "EngineSupport", "Media", "Feed", "Prefetch", "Thumbnails", "Transcoding",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            resources: [.copy("Web")]
+        ),
         .executableTarget(
             name: "videofeed",
             dependencies: [
@@ -49,7 +66,9 @@ let package = Package(
                 "Thumbnails",
                 "PolicyLab",
                 "Transcoding",
+                "FeedServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
@@ -65,6 +84,13 @@ let package = Package(
         .testTarget(name: "PolicyLabTests", dependencies: ["PolicyLab", "Prefetch", "EngineSupport"], exclude: ["Samples"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "Media", "Feed", "TestSupport"]),
         .testTarget(name: "TranscodingTests", dependencies: ["Transcoding", "Media", "Feed", "TestSupport"]),
+        .testTarget(
+            name: "FeedServerTests",
+            dependencies: [
+                "FeedServer", "Feed", "Media", "Prefetch", "Transcoding", "EngineSupport", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "videofeedTests", dependencies: ["videofeed", "Media", "FeedPlayer", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

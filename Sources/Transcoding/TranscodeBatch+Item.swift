@@ -29,9 +29,7 @@ extension TranscodeBatch {
             source: configuration.recordsSourceSecrets ? source : Redaction.redacted(source),
             sourceSize: stamp.size, sourceMtime: stamp.mtime,
             sourceEtag: stamp.etag, settings: fingerprint)
-        // The folder's name carries the version: a new source or new settings make a new folder.
-        let version = StableHash.short("\(fingerprint)|\(stamp.size ?? -1)|\(stamp.mtime ?? -1)|\(stamp.etag ?? "")")
-        let relative = OutputPath.relative(for: item.publicID) + "." + version
+        let relative = RenditionFolder.name(for: item.publicID, stamp: stamp, settings: configuration.settings)
         let deadline = ItemDeadline(limit: configuration.timeLimit, started: started,
                                     options: configuration.openOptions)
         defer { deadline.finish() }

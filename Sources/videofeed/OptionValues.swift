@@ -120,6 +120,9 @@ struct PolicyChoice: ExpressibleByArgument {
     /// The window policy, `window`.
     static var window: PolicyChoice { PolicyChoice(policy: WindowPolicy(), name: "window") }
 
+    /// The staged policy, `staged` (the server's default: the current item buffered, neighbours at first frame).
+    static var staged: PolicyChoice { PolicyChoice(policy: StagedPolicy(), name: "staged") }
+
     private init(policy: any PrefetchPolicy, name: String) {
         self.policy = policy
         self.name = name

@@ -12,7 +12,7 @@ struct VideoFeedCommand: ParsableCommand {
         abstract: "VideoFeedEngine's headless tools: probe media, dump frames, list feeds, play a feed headless, make thumbnails, run the demo job.",
         discussion: "Exit status: 0 all good, 1 some items failed (the others were done), 2 could not run.",
         subcommands: [ProbeCommand.self, DumpCommand.self, FeedCommand.self, PlayCommand.self, ThumbsCommand.self,
-                      SimulateCommand.self, TranscodeCommand.self, DemoCommand.self]
+                      SimulateCommand.self, TranscodeCommand.self, ServeCommand.self, DemoCommand.self]
     )
 
     /// Parses and runs, mapping argument errors to exit status 2 (ArgumentParser's own is 64).

@@ -1,0 +1,108 @@
+import Feed
+import Foundation
+import Media
+
+/// One page of `GET /api/feed`, in the Cloudinary listing's shape (`resources`, `next_cursor`).
+struct ListingPage: Encodable {
+    var resources: [Card]
+    var nextCursor: String?
+    /// The item count once the listing's end is known.
+    var total: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case resources, total
+        case nextCursor = "next_cursor"
+    }
+}
+
+/// One feed card: the item's own fields, its display shape, and the URLs of its poster, preview and renditions; or
+/// the error that keeps it from playing.
+struct Card: Encodable {
+    struct Rendition: Encodable {
+        var name: String
+        var width: Int
+        var height: Int
+        var codecs: String
+        var mime: String
+        var bandwidth: Int
+        var initialization: String
+        var segments: [String]
+        var segmentDurations: [Double]
+        var mp4: String?
+
+        enum CodingKeys: String, CodingKey {
+            case name, width, height, codecs, mime, bandwidth, segments, mp4
+            case initialization = "init"
+            case segmentDurations = "segment_durations"
+        }
+    }
+
+    var index: Int
+    var publicID: String
+    var createdAt: String
+    var duration: Double?
+    var width: Int?
+    var height: Int?
+    var hasAudio: Bool?
+    var still: Bool?
+    var poster: String?
+    var preview: String?
+    var renditions: [Rendition]?
+    var error: String?
+
+    enum CodingKeys: String, CodingKey {
+        case index, duration, width, height, still, poster, preview, renditions, error
+        case publicID = "public_id"
+        case createdAt = "created_at"
+        case hasAudio = "has_audio"
+    }
+
+    /// The card of a playable item.
+    init(entry: ServedCatalog.Entry, manifest: ItemManifest, settings: TranscodeSettings) {
+        index = entry.index
+        publicID = entry.item.publicID
+        createdAt = Card.date(entry.item.createdAt)
+        let plan = manifest.plan
+        duration = (plan.duration * 1000).rounded() / 1000
+        width = plan.displayWidth
+        height = plan.displayHeight
+        hasAudio = plan.hasAudio
+        still = plan.isStill ? true : nil
+        let base = "/media/" + Card.encode(entry.folder) + "/"
+        poster = base + "poster.jpg"
+        preview = settings.preview == nil ? nil : base + "preview.mp4"
+        let durations = manifest.segmentDurations.map { ($0 * 1000).rounded() / 1000 }
+        renditions = plan.renditions.enumerated().map { r, rendition in
+            let codecs = manifest.codecs.indices.contains(r) ? manifest.codecs[r] : "avc1.640028"
+            let name = Card.encode(rendition.name)
+            return Rendition(
+                name: rendition.name, width: rendition.width, height: rendition.height, codecs: codecs,
+                mime: "video/mp4; codecs=\"\(codecs)\"", bandwidth: rendition.maxBitrate,
+                initialization: base + name + "/init.mp4",
+                segments: (0..<plan.segmentCount).map { base + name + "/seg-\($0).m4s" },
+                segmentDurations: durations, mp4: settings.makesMP4 ? base + name + ".mp4" : nil)
+        }
+    }
+
+    /// The card of an item that cannot be played.
+    init(entry: ServedCatalog.Entry, error: String) {
+        index = entry.index
+        publicID = entry.item.publicID
+        createdAt = Card.date(entry.item.createdAt)
+        self.error = error
+    }
+
+    static func date(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        return formatter.string(from: date)
+    }
+
+    /// `folder` as a URL path: each component percent-encoded, slashes kept between them.
+    static func encode(_ path: String) -> String {
+        let allowed = CharacterSet(charactersIn:
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@")
+        return path.split(separator: "/", omittingEmptySubsequences: false)
+            .map { String($0).addingPercentEncoding(withAllowedCharacters: allowed) ?? "" }
+            .joined(separator: "/")
+    }
+}

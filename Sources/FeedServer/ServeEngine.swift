@@ -1,0 +1,279 @@
+import EngineSupport
+import Feed
+import Foundation
+import Media
+import Thumbnails
+import Transcoding
+
+/// What the listing says of an item beyond the feed's own fields, learnt once per version and kept in the cache as
+/// `<folder>/manifest.json`: the transcode plan and each rendition's codecs string (read from its encoder, which is
+/// why every rendition's initialisation segment is made with it).
+public struct ItemManifest: Sendable, Codable, Equatable {
+    /// The plan: renditions, display size, duration, segments.
+    public var plan: TranscodePlan
+    /// RFC 6381 codecs per rendition, in the plan's order.
+    public var codecs: [String]
+
+    /// The index of the rendition named `name`.
+    public func rendition(named name: String) -> Int? { plan.renditions.firstIndex { $0.name == name } }
+
+    /// The rendition a viewer with a `width`×`height` box plays: the smallest that covers the box in either
+    /// dimension, else the largest. The page applies the same rule.
+    public func rendition(forBox width: Int, _ height: Int) -> Int {
+        let renditions = plan.renditions
+        guard !renditions.isEmpty else { return 0 }
+        for r in renditions.indices.reversed() where renditions[r].width >= width || renditions[r].height >= height {
+            return r
+        }
+        return 0
+    }
+
+    /// Each segment's length in seconds.
+    public var segmentDurations: [Double] {
+        let n = plan.segmentCount, s = plan.segmentSeconds
+        return (0..<n).map { k in k == n - 1 ? max(0, plan.duration - Double(k) * s) : s }
+    }
+}
+
+/// The server's engine: the catalog, the disk cache, the shared worker pool and what each job makes.
+///
+/// Every media file is made by FFmpeg through the same code as the batches — `Transcoder.segment`,
+/// `Transcoder.initializationSegment`, `Transcoder.run` and `ThumbnailRenderer` — and stored in the cache at the
+/// relative path `videofeed transcode` writes, so a served file is byte-identical to the batch's.
+public final class ServeEngine: Sendable {
+    /// How the engine works.
+    public struct Configuration: Sendable {
+        /// The cache folder (shared by replicas).
+        public var cache: URL
+        /// The cache's size limit in bytes.
+        public var cacheLimit: Int64 = 2 << 30
+        /// Worker threads for all viewers together.
+        public var workers: Int = ProcessInfo.processInfo.activeProcessorCount
+        /// The transcode settings (the batch's defaults unless changed).
+        public var settings = TranscodeSettings()
+        /// How sources are opened (the batch's defences against hostile files).
+        public var openOptions: OpenOptions = TranscodeBatch.defaultOpenOptions
+        /// Seconds one job may take.
+        public var jobTimeLimit: Double = 120
+        /// The poster: the first frame, fitted in this width.
+        public var posterWidth = 720
+
+        /// The defaults, caching in `cache`.
+        public init(cache: URL) { self.cache = cache }
+    }
+
+    /// A media request that cannot be answered with bytes.
+    public enum Failure: Error, CustomStringConvertible {
+        /// No such item or file.
+        case notFound(String)
+        /// An earlier version of an item, or an item whose source disappeared.
+        case gone(String)
+        /// The item cannot be made (its error names it).
+        case failed(String)
+
+        public var description: String {
+            switch self {
+            case .notFound(let s): "not found: \(s)"
+            case .gone(let s): "gone: \(s)"
+            case .failed(let s): s
+            }
+        }
+    }
+
+    public let configuration: Configuration
+    public let cache: MediaCache
+    public let metrics: ServeMetrics
+    let catalog: ServedCatalog
+    let pool: WorkPool
+    /// Source paths by folder, for the workers; manifests by folder.
+    private let sources = Locked<[String: String]>([:])
+    private let manifests = Locked<[String: ItemManifest]>([:])
+
+    /// An engine serving `feed`.
+    /// - Throws: when the cache folder cannot be created.
+    public init(feed: Feed, configuration: Configuration, metrics: ServeMetrics = ServeMetrics()) throws {
+        self.configuration = configuration
+        self.metrics = metrics
+        let cache = try MediaCache(root: configuration.cache, limit: configuration.cacheLimit)
+        self.cache = cache
+        let sources = self.sources
+        catalog = ServedCatalog(feed: feed, settings: configuration.settings) { entry in
+            sources.withLock { $0[entry.folder] = entry.path }
+        }
+        // The pool's perform closure needs the engine; it is wired through a box filled right after.
+        let box = Locked<ServeEngine?>(nil)
+        pool = WorkPool(workers: configuration.workers, perform: { key, token in
+            guard let engine = box.get() else { throw WorkPool.Cancelled() }
+            try engine.make(key, token: token)
+        }, report: { key, outcome in
+            metrics.record(key, outcome)
+        })
+        box.set(self)
+    }
+
+    /// Stops the workers.
+    public func shutdown() { pool.shutdown() }
+
+    // MARK: - Reading
+
+    /// The manifest of `entry`, made (as the most urgent work) when neither memory nor the cache has it.
+    /// - Throws: ``Failure/failed(_:)`` naming the item when it cannot be opened or planned.
+    func manifest(for entry: ServedCatalog.Entry) async throws -> ItemManifest {
+        if let known = manifests.withLock({ $0[entry.folder] }) { return known }
+        if let bytes = cache.read(entry.folder + "/manifest.json"),
+           let manifest = try? JSONDecoder().decode(ItemManifest.self, from: Data(bytes)) {
+            manifests.withLock { $0[entry.folder] = manifest }
+            return manifest
+        }
+        try await waitFor(JobKey(folder: entry.folder, artifact: .manifest))
+        guard let manifest = manifests.withLock({ $0[entry.folder] }) else {
+            throw Failure.failed("\(entry.item.publicID): manifest not made")
+        }
+        return manifest
+    }
+
+    /// The manifest of `folder` if it is known without work.
+    func knownManifest(_ folder: String) -> ItemManifest? { manifests.withLock { $0[folder] } }
+
+    /// The bytes of `file` of the item in `folder` (a path under the batch layout), made now if needed.
+    /// - Throws: ``Failure``.
+    func bytes(folder: String, file: String) async throws -> [UInt8] {
+        let entry: ServedCatalog.Entry
+        switch await catalog.lookup(folder: folder) {
+        case .current(let e): entry = e
+        case .retired: throw Failure.gone("\(folder): the item changed or was removed")
+        case .unknown: throw Failure.notFound(folder)
+        }
+        let manifest = try await manifest(for: entry)
+        guard let artifact = artifact(for: file, manifest: manifest) else { throw Failure.notFound("\(folder)/\(file)") }
+        let key = folder + "/" + file
+        // Made, or evicted between the job and the read by another replica's cache: try twice.
+        for _ in 0..<3 {
+            if let bytes = cache.read(key) { return bytes }
+            try await waitFor(JobKey(folder: folder, artifact: artifact))
+        }
+        throw Failure.failed("\(entry.item.publicID): \(file) could not be kept in the cache")
+    }
+
+    /// Waits for a job, turning its errors into ``Failure``; a job cancelled under a waiter that still waits is
+    /// asked for again.
+    func waitFor(_ key: JobKey) async throws {
+        for _ in 0..<3 {
+            do {
+                try await pool.wait(key)
+                return
+            } catch is WorkPool.Cancelled {
+                if Task.isCancelled { throw CancellationError() }
+                continue
+            } catch let failure as Failure {
+                throw failure
+            } catch {
+                throw Failure.failed(Redaction.redacted(String(describing: error)))
+            }
+        }
+        throw Failure.failed("\(key.folder): cancelled")
+    }
+
+    /// The job that makes `file` (a path in the batch layout) of an item with `manifest`; nil for no such file.
+    func artifact(for file: String, manifest: ItemManifest) -> Artifact? {
+        switch file {
+        case "poster.jpg": return .poster
+        case "preview.mp4", "preview.webp":
+            return configuration.settings.preview == nil ? nil : .full
+        case "master.m3u8": return configuration.settings.makesSegments ? .full : nil
+        default: break
+        }
+        let parts = file.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if parts.count == 1, file.hasSuffix(".mp4"), configuration.settings.makesMP4,
+           manifest.rendition(named: String(file.dropLast(4))) != nil {
+            return .full
+        }
+        guard parts.count == 2, let r = manifest.rendition(named: parts[0]) else { return nil }
+        if parts[1] == "init.mp4" { return .initialization(rendition: r) }
+        if parts[1] == "index.m3u8" { return configuration.settings.makesSegments ? .full : nil }
+        guard parts[1].hasPrefix("seg-"), parts[1].hasSuffix(".m4s") else { return nil }
+        let digits = parts[1].dropFirst(4).dropLast(4)
+        guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
+              digits == "0" || digits.first != "0", let k = Int(digits), k < manifest.plan.segmentCount else {
+            return nil
+        }
+        return .segment(rendition: r, index: k)
+    }
+
+    /// The cache key of what `artifact` makes (for readiness checks); nil for jobs of many files.
+    func cacheKey(folder: String, artifact: Artifact, manifest: ItemManifest) -> String? {
+        switch artifact {
+        case .manifest: return folder + "/manifest.json"
+        case .poster: return folder + "/poster.jpg"
+        case .initialization(let r): return "\(folder)/\(manifest.plan.renditions[r].name)/init.mp4"
+        case .segment(let r, let k): return "\(folder)/\(manifest.plan.renditions[r].name)/seg-\(k).m4s"
+        case .full: return nil
+        }
+    }
+
+    // MARK: - Making (on worker threads)
+
+    /// Makes `key`'s artifact and stores it in the cache.
+    func make(_ key: JobKey, token: CancellationToken) throws {
+        guard let path = sources.withLock({ $0[key.folder] }) else { throw Failure.notFound(key.folder) }
+        var options = configuration.openOptions
+        options.itemTimeLimit = configuration.jobTimeLimit
+        let folder = key.folder
+        switch key.artifact {
+        case .poster:
+            var thumbnail = ThumbnailOptions(positions: [.seconds(0)],
+                                             box: Size(width: configuration.posterWidth, height: 0))
+            thumbnail.format = .jpeg
+            thumbnail.quality = 85
+            let rendered = try ThumbnailRenderer(options: thumbnail, openOptions: options, decoderThreads: 2)
+                .render(path: path, cancellation: token)
+            guard let image = rendered.images.first else {
+                throw Failure.failed("\(path): no picture for a poster")
+            }
+            try cache.write(folder + "/poster.jpg", try ImageEncoder(format: .jpeg, quality: 85).encode(image))
+            return
+        default: break
+        }
+        let file = try MediaFile(path: path, options: options, cancellation: token)
+        let transcoder = try Transcoder(file: file, settings: configuration.settings)
+        let plan = transcoder.plan
+        switch key.artifact {
+        case .manifest:
+            var codecs: [String] = []
+            for r in plan.renditions.indices {
+                let made = try transcoder.initializationSegment(rendition: r)
+                codecs.append(made.codecs)
+                let initKey = "\(folder)/\(plan.renditions[r].name)/init.mp4"
+                if !cache.contains(initKey) { try cache.write(initKey, made.bytes) }
+            }
+            let manifest = ItemManifest(plan: plan, codecs: codecs)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            try cache.write(folder + "/manifest.json", Array(try encoder.encode(manifest)))
+            manifests.withLock { $0[folder] = manifest }
+        case .initialization(let r):
+            let made = try transcoder.initializationSegment(rendition: r)
+            try cache.write("\(folder)/\(plan.renditions[r].name)/init.mp4", made.bytes)
+        case .segment(let r, let k):
+            let segment = try transcoder.segment(k, rendition: r)
+            let name = plan.renditions[r].name
+            if !cache.contains("\(folder)/\(name)/init.mp4") {
+                try cache.write("\(folder)/\(name)/init.mp4", segment.initialization)
+            }
+            try cache.write("\(folder)/\(name)/seg-\(k).m4s", segment.media)
+        case .full:
+            let work = try cache.workFolder()
+            defer { try? FileManager.default.removeItem(at: work) }
+            _ = try transcoder.run(into: work)
+            guard let enumerator = FileManager.default.enumerator(atPath: work.path) else { return }
+            while let relative = enumerator.nextObject() as? String {
+                var isDirectory: ObjCBool = false
+                let path = work.path + "/" + relative
+                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue
+                else { continue }
+                try cache.adopt(path, as: folder + "/" + relative)
+            }
+        case .poster: break
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Prometheus
+
+/// The server's Prometheus metrics (`GET /metrics`): prefetch hits and misses, work made, served and cancelled, the
+/// queue, the cache and the viewers.
+public final class ServeMetrics: Sendable {
+    /// The registry `/metrics` emits.
+    public let registry = PrometheusCollectorRegistry()
+
+    /// Swipes whose new item's first segment was ready when the swipe arrived.
+    let prefetchHits: Counter
+    /// Swipes whose new item's first segment was not ready.
+    let prefetchMisses: Counter
+    /// Media segments made (on demand or ahead).
+    let segmentsTranscoded: Counter
+    /// Other jobs made: manifests, posters, full runs.
+    let otherJobsMade: Counter
+    /// Media files served (200 and 206).
+    let filesServed: Counter
+    /// Segments served.
+    let segmentsServed: Counter
+    /// Jobs cancelled or dropped because nobody wanted them any more.
+    let jobsCancelled: Counter
+    /// Jobs that failed.
+    let jobsFailed: Counter
+    /// Seconds spent making segments.
+    let segmentSeconds: ValueHistogram
+    /// Jobs waiting for a worker.
+    let queueDepth: Gauge
+    /// Jobs being made.
+    let running: Gauge
+    /// Bytes in the cache (this process's count).
+    let cacheBytes: Gauge
+    /// Connected viewers.
+    let viewers: Gauge
+
+    /// Metrics in a new registry.
+    public init() {
+        prefetchHits = registry.makeCounter(descriptor: Self.name("videofeed_prefetch_hits_total", help: "Swipes to an item whose first segment was ready"))
+        prefetchMisses = registry.makeCounter(descriptor: Self.name("videofeed_prefetch_misses_total", help: "Swipes to an item whose first segment was not ready"))
+        segmentsTranscoded = registry.makeCounter(descriptor: Self.name("videofeed_segments_transcoded_total", help: "Media segments made, on demand or ahead"))
+        otherJobsMade = registry.makeCounter(descriptor: Self.name("videofeed_other_jobs_total", help: "Manifests, posters, initialisation segments and full runs made"))
+        filesServed = registry.makeCounter(descriptor: Self.name("videofeed_files_served_total", help: "Media files served"))
+        segmentsServed = registry.makeCounter(descriptor: Self.name("videofeed_segments_served_total", help: "Media segments served"))
+        jobsCancelled = registry.makeCounter(descriptor: Self.name("videofeed_jobs_cancelled_total", help: "Jobs dropped or cancelled because nobody wanted them"))
+        jobsFailed = registry.makeCounter(descriptor: Self.name("videofeed_jobs_failed_total", help: "Jobs that failed"))
+        segmentSeconds = registry.makeValueHistogram(descriptor: Self.name("videofeed_segment_seconds", help: "Seconds to make one media segment"), buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10])
+        queueDepth = registry.makeGauge(descriptor: Self.name("videofeed_queue_depth", help: "Jobs waiting for a worker"))
+        running = registry.makeGauge(descriptor: Self.name("videofeed_jobs_running", help: "Jobs being made"))
+        cacheBytes = registry.makeGauge(descriptor: Self.name("videofeed_cache_bytes", help: "Bytes in the disk cache"))
+        viewers = registry.makeGauge(descriptor: Self.name("videofeed_viewers", help: "Connected viewers"))
+    }
+
+    /// A descriptor for `name` (`videofeed_…`, its last part the unit when it is one).
+    static func name(_ name: String, help: String) -> MetricNameDescriptor {
+        var parts = name.split(separator: "_").map(String.init)
+        let namespace = parts.removeFirst()
+        let unit = ["total", "seconds", "bytes"].contains(parts.last ?? "") ? parts.removeLast() : ""
+        return MetricNameDescriptor(namespace: namespace, metricName: parts.joined(separator: "_"), unitName: unit,
+                                    helpText: help)
+    }
+
+    /// Records how a job ended.
+    func record(_ key: JobKey, _ outcome: WorkPool.Outcome) {
+        switch outcome {
+        case .made(let seconds):
+            if case .segment = key.artifact {
+                segmentsTranscoded.increment()
+                segmentSeconds.record(seconds)
+            } else {
+                otherJobsMade.increment()
+            }
+        case .cancelled: jobsCancelled.increment()
+        case .failed: jobsFailed.increment()
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Dispatch
+import Feed
+import Foundation
+import Media
+import Transcoding
+
+/// The feed as the server lists it: items paged in from the source on demand (``Feed``), each with the folder its
+/// renditions live in (``RenditionFolder``), found again by that folder when a media URL names it.
+///
+/// An item's folder changes when its source changes (a new upload, a file replaced): the old folder is then
+/// *retired*, and its URLs answer 410 Gone, while the next listing gives the new ones.
+actor ServedCatalog {
+    /// One listed item.
+    struct Entry: Sendable {
+        /// Its place in the feed.
+        var index: Int
+        var item: FeedItem
+        /// Where its renditions live in the cache: `<public_id path>.<version>`.
+        var folder: String
+        /// What Media opens: a local path or the URL.
+        var path: String
+        var stamp: SourceStamp
+    }
+
+    /// What a folder named in a URL is.
+    enum Lookup: Sendable {
+        case current(Entry)
+        /// An earlier version of an item, or an item whose source disappeared.
+        case retired
+        case unknown
+    }
+
+    let feed: Feed
+    let settings: TranscodeSettings
+    private var entries: [Int: Entry] = [:]
+    private var byFolder: [String: Int] = [:]
+    private var retired: Set<String> = []
+    /// Called with each new or changed entry (the engine learns where a folder's source is).
+    private let onEntry: @Sendable (Entry) -> Void
+
+    init(feed: Feed, settings: TranscodeSettings, onEntry: @escaping @Sendable (Entry) -> Void) {
+        self.feed = feed
+        self.settings = settings
+        self.onEntry = onEntry
+    }
+
+    /// The number of items when the listing's end is known.
+    var total: Int? {
+        get async { await feed.isComplete ? await feed.count : nil }
+    }
+
+    /// Items loaded so far.
+    var loadedCount: Int {
+        get async { await feed.count }
+    }
+
+    /// The entry at `index`, loading pages as needed; nil past the end. A local source is checked again (its size
+    /// and time), so a replaced file gets a new folder.
+    /// - Throws: the listing's error when a page cannot be loaded.
+    func entry(at index: Int) async throws -> Entry? {
+        guard index >= 0, let item = try await feed.item(at: index) else { return nil }
+        if let known = entries[index], known.item.publicID == item.publicID, !item.source.isFileURL {
+            return known
+        }
+        var stamp = SourceStamp(item: item)
+        if stamp.needsRemoteCheck, !item.source.isFileURL {
+            if let known = entries[index], known.item.publicID == item.publicID { return known }
+            let url = item.source
+            stamp.etag = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(returning: RemoteStamp.fetch(url, timeout: 10)) }
+            }
+        }
+        if let known = entries[index], known.item.publicID == item.publicID, known.stamp == stamp { return known }
+        let folder = RenditionFolder.name(for: item.publicID, stamp: stamp, settings: settings)
+        let entry = Entry(index: index, item: item, folder: folder,
+                          path: item.source.isFileURL ? item.source.path : item.source.absoluteString, stamp: stamp)
+        if let old = entries[index], old.folder != folder {
+            byFolder[old.folder] = nil
+            retired.insert(old.folder)
+        }
+        entries[index] = entry
+        byFolder[folder] = index
+        retired.remove(folder)
+        onEntry(entry)
+        return entry
+    }
+
+    /// The item a URL's folder names. A local source that is gone or changed since it was listed retires the
+    /// folder.
+    func lookup(folder: String) -> Lookup {
+        guard let index = byFolder[folder], let entry = entries[index] else {
+            return retired.contains(folder) ? .retired : .unknown
+        }
+        if entry.item.source.isFileURL, SourceStamp(item: entry.item) != entry.stamp {
+            byFolder[folder] = nil
+            entries[index] = nil
+            retired.insert(folder)
+            return .retired
+        }
+        return .current(entry)
+    }
+
+    /// Whether `folder` is listed now or was once: the one lookup that request paths are matched against.
+    func knows(folder: String) -> Bool { byFolder[folder] != nil || retired.contains(folder) }
+
+    /// Whether `folder` names an item of the feed, finding it when this process has not listed it yet (a replica
+    /// behind a load balancer answers URLs another replica listed): the items whose public ID maps to the folder's
+    /// path are looked up, reading pages as needed, up to `limit` items.
+    func resolve(folder: String, limit: Int = 100_000) async -> Bool {
+        if knows(folder: folder) { return true }
+        guard let dot = folder.lastIndex(of: "."), folder.distance(from: dot, to: folder.endIndex) == 9,
+              folder[folder.index(after: dot)...].allSatisfy(\.isHexDigit) else { return false }
+        let path = String(folder[..<dot])
+        var index = 0
+        while index < limit, let item = try? await feed.item(at: index) {
+            if OutputPath.relative(for: item.publicID) == path {
+                _ = try? await entry(at: index)
+                return knows(folder: folder)
+            }
+            index += 1
+        }
+        return false
+    }
+}

@@ -1,0 +1,171 @@
+import EngineSupport
+import Foundation
+import Prefetch
+
+/// Every connected viewer's position, turned into prefetch work on the shared pool by the live engine's own
+/// ``PrefetchPolicy``.
+///
+/// A viewer says where it is (the feed index on screen and its playhead); the policy decides which items to prepare
+/// and how far, exactly as in FeedPlayer and PolicyLab; the hub maps each stage to the files a browser needs:
+///
+/// | stage | made ahead |
+/// | --- | --- |
+/// | `probed` | the manifest (plan, codecs, initialisation segments) |
+/// | `firstFrame` | + the poster and the viewer's rendition's first segment |
+/// | `buffered(s)` | + the segments from the playhead to `s` seconds past it (at least the next one) |
+///
+/// The policy's priority orders the work (nearer items first); requests that wait for bytes outrank all of it. When a
+/// viewer moves on, the work only it wanted is dropped or cancelled; when it disconnects, all of it.
+public final class ViewerHub: Sendable {
+    /// One viewer's answer to a position: whether the new item was ready, and the window as the engine sees it.
+    public struct Answer: Sendable {
+        /// For a move to a new item: whether its first segment was in the cache when the move arrived.
+        public var hit: Bool?
+        /// current ± 2 with their states (`ready`, `working`, `queued`, `failed`, `pending`).
+        public var window: [(index: Int, state: String)]
+    }
+
+    private struct Viewer {
+        var box: (width: Int, height: Int) = (720, 1280)
+        /// The rendition the page said it plays, by name (used when the item has it).
+        var rendition: String? = nil
+        var current: Int? = nil
+        var time: Double = 0
+        var history: [Swipe] = []
+    }
+
+    let engine: ServeEngine
+    let policy: any PrefetchPolicy
+    private let viewers = Locked<[Int: Viewer]>([:])
+    private let counter = Locked(0)
+    private let started = Date()
+
+    /// A hub preparing work on `engine` with `policy`.
+    public init(engine: ServeEngine, policy: any PrefetchPolicy) {
+        self.engine = engine
+        self.policy = policy
+    }
+
+    /// A new viewer's id.
+    public func connect() -> Int {
+        let id = counter.withLock { n -> Int in n += 1; return n }
+        viewers.withLock { $0[id] = Viewer() }
+        engine.metrics.viewers.set(Double(viewers.withLock { $0.count }))
+        return id
+    }
+
+    /// Forgets `viewer` and every piece of work only it wanted.
+    public func disconnect(_ viewer: Int) {
+        viewers.withLock { $0[viewer] = nil }
+        engine.pool.want(viewer: viewer, [:])
+        engine.metrics.viewers.set(Double(viewers.withLock { $0.count }))
+    }
+
+    /// The viewer's display box in device pixels and the rendition it plays by name, when it says: together they
+    /// decide which rendition's segments are made ahead for it.
+    public func hello(_ viewer: Int, width: Int?, height: Int?, rendition: String?) {
+        viewers.withLock { v in
+            if let width, let height { v[viewer]?.box = (max(1, width), max(1, height)) }
+            if let rendition { v[viewer]?.rendition = rendition }
+        }
+    }
+
+    /// The rendition `viewer` plays of an item with `manifest`: the one it named, else the one for its box.
+    private func rendition(_ manifest: ItemManifest, for viewer: Viewer) -> Int {
+        viewer.rendition.flatMap(manifest.rendition(named:))
+            ?? manifest.rendition(forBox: viewer.box.width, viewer.box.height)
+    }
+
+    /// The viewer is at `index` with its playhead at `time` seconds: re-plans its prefetch, and tells whether a
+    /// move to a new item found it ready.
+    public func move(_ viewer: Int, to index: Int, time: Double) async -> Answer {
+        let now = Date().timeIntervalSince(started)
+        let seen = viewers.withLock { v -> (viewer: Viewer, moved: Bool)? in
+            guard var state = v[viewer] else { return nil }
+            let moved = state.current != index
+            if let current = state.current, moved {
+                state.history.append(Swipe(time: now, from: current, to: index))
+                if state.history.count > 32 { state.history.removeFirst(state.history.count - 32) }
+            }
+            state.current = index
+            state.time = time.isFinite ? max(0, time) : 0
+            v[viewer] = state
+            return (state, moved)
+        }
+        guard let seen, index >= 0 else { return Answer(hit: nil, window: []) }
+        let catalog = engine.catalog
+        var hit: Bool? = nil
+        if seen.moved, let entry = try? await catalog.entry(at: index) {
+            hit = firstSegmentKey(entry.folder, for: seen.viewer).map(engine.cache.contains) ?? false
+            if hit == true { engine.metrics.prefetchHits.increment() } else { engine.metrics.prefetchMisses.increment() }
+        }
+        let total = await catalog.total
+        let loaded = await catalog.loadedCount
+        let length = total ?? loaded
+        let context = PrefetchContext(current: index, feedLength: max(length, index + 1), wraps: total != nil,
+                                      history: seen.viewer.history, now: now)
+        var wants: [JobKey: Int] = [:]
+        func want(_ key: JobKey, _ priority: Int) {
+            wants[key] = max(wants[key] ?? Int.min, priority)
+        }
+        let seconds = engine.configuration.settings.segmentSeconds
+        for request in policy.wanted(in: context) {
+            guard let entry = try? await catalog.entry(at: request.index) else { continue }
+            let folder = entry.folder
+            guard let manifest = engine.knownManifest(folder) else {
+                if !engine.cache.contains(folder + "/manifest.json") {
+                    want(JobKey(folder: folder, artifact: .manifest), request.priority)
+                } else {
+                    // On disk from another run or replica: read into memory now, plan with it next time.
+                    _ = try? await engine.manifest(for: entry)
+                }
+                continue
+            }
+            guard request.stage >= .firstFrame else { continue }
+            if !engine.cache.contains(folder + "/poster.jpg") {
+                want(JobKey(folder: folder, artifact: .poster), request.priority)
+            }
+            let r = rendition(manifest, for: seen.viewer)
+            var segments = 0...0
+            if case .buffered(let ahead) = request.stage {
+                let from = request.index == index ? Int(seen.viewer.time / seconds) : 0
+                let playhead = request.index == index ? seen.viewer.time : 0
+                let to = Int((playhead + max(ahead, seconds)) / seconds)
+                segments = from...max(from, to)
+            }
+            for k in segments where k < manifest.plan.segmentCount {
+                let key = JobKey(folder: folder, artifact: .segment(rendition: r, index: k))
+                if let file = engine.cacheKey(folder: folder, artifact: key.artifact, manifest: manifest),
+                   engine.cache.contains(file) { continue }
+                want(key, request.priority)
+            }
+        }
+        engine.pool.want(viewer: viewer, wants)
+
+        var window: [(index: Int, state: String)] = []
+        for offset in -2...2 {
+            guard let i = context.index(offset: offset), let entry = try? await catalog.entry(at: i) else { continue }
+            window.append((i, state(of: entry.folder, for: seen.viewer)))
+        }
+        return Answer(hit: hit, window: window)
+    }
+
+    /// The cache key of the first segment a viewer with `box` plays of the item in `folder`, once its manifest is
+    /// known.
+    private func firstSegmentKey(_ folder: String, for viewer: Viewer) -> String? {
+        guard let manifest = engine.knownManifest(folder), !manifest.plan.renditions.isEmpty else { return nil }
+        let r = rendition(manifest, for: viewer)
+        return "\(folder)/\(manifest.plan.renditions[r].name)/seg-0.m4s"
+    }
+
+    /// `ready` (first segment cached), `working`, `queued`, `failed` or `pending` (nothing asked yet).
+    private func state(of folder: String, for viewer: Viewer) -> String {
+        guard let manifest = engine.knownManifest(folder) else {
+            return engine.pool.state(of: JobKey(folder: folder, artifact: .manifest))?.rawValue ?? "pending"
+        }
+        let r = rendition(manifest, for: viewer)
+        if let key = firstSegmentKey(folder, for: viewer), engine.cache.contains(key) { return "ready" }
+        return engine.pool.state(of: JobKey(folder: folder, artifact: .segment(rendition: r, index: 0)))?.rawValue
+            ?? "pending"
+    }
+}

@@ -1,0 +1,308 @@
+import Dispatch
+import EngineSupport
+import Foundation
+import Media
+
+/// What one job makes for one item.
+public enum Artifact: Hashable, Sendable, CustomStringConvertible {
+    /// The item's listing facts (``ItemManifest``) and every rendition's initialisation segment.
+    case manifest
+    /// The card's poster image.
+    case poster
+    /// One rendition's initialisation segment.
+    case initialization(rendition: Int)
+    /// Media segment `index` of rendition `rendition`.
+    case segment(rendition: Int, index: Int)
+    /// Every output of a batch run: the fast-start MP4s, the previews, all segments and playlists.
+    case full
+
+    public var description: String {
+        switch self {
+        case .manifest: "manifest"
+        case .poster: "poster"
+        case .initialization(let r): "init(r\(r))"
+        case .segment(let r, let k): "seg(r\(r),\(k))"
+        case .full: "full"
+        }
+    }
+}
+
+/// One unit of work: an artifact of the item whose renditions live in `folder` (``RenditionFolder``).
+public struct JobKey: Hashable, Sendable, CustomStringConvertible {
+    /// The item's folder in the cache.
+    public var folder: String
+    /// What to make.
+    public var artifact: Artifact
+
+    /// The job making `artifact` for the item in `folder`.
+    public init(folder: String, artifact: Artifact) {
+        self.folder = folder
+        self.artifact = artifact
+    }
+
+    public var description: String { "\(folder) \(artifact)" }
+}
+
+/// The server's one budget of CPU workers, shared by every viewer and request.
+///
+/// Jobs are deduplicated by ``JobKey``: two viewers wanting the same segment, or a request arriving while prefetch
+/// makes it, share one run. A job is wanted by **waiters** (requests that need its bytes now: the most urgent work)
+/// and by **viewers' prefetch interest** (a priority from the prefetch policy). Workers take the most urgent queued
+/// job first; prefetch-only jobs run on at most ``prefetchWorkers`` workers at once, so a request for the item on
+/// screen never waits behind a full house of neighbours' work. When a job is no longer wanted — its viewers moved on
+/// and no request waits — it is dropped from the queue, or cancelled through its ``CancellationToken`` if it runs.
+///
+/// A failed job's error is remembered for ``failureMemory`` seconds and given to whoever asks again in that time, so a
+/// broken item is not decoded again on every swipe.
+///
+/// Thread-safe: all state is under `state`'s lock; workers are dedicated threads.
+public final class WorkPool: Sendable {
+    /// How a job ended, for metrics and logs.
+    public enum Outcome: Sendable {
+        case made(Double)
+        case cancelled
+        case failed(any Error)
+    }
+
+    /// Where a job stands, for the debug overlay.
+    public enum JobState: String, Sendable {
+        case queued, working, failed
+    }
+
+    /// The error a waiter gets when its job was cancelled because nobody wanted it any more (never seen by a
+    /// waiter that still waits: a job with a waiter is never cancelled), or when the pool shuts down.
+    public struct Cancelled: Error, CustomStringConvertible {
+        public var description: String { "cancelled" }
+    }
+
+    /// The number of worker threads.
+    public let workers: Int
+    /// The most workers prefetch-only jobs may hold at once.
+    public let prefetchWorkers: Int
+    /// Seconds a failure is remembered.
+    public let failureMemory: Double
+
+    private let perform: @Sendable (JobKey, CancellationToken) throws -> Void
+    private let report: @Sendable (JobKey, Outcome) -> Void
+    private let state = Locked(State())
+    private let wake = DispatchSemaphore(value: 0)
+
+    private final class Job {
+        let key: JobKey
+        let order: UInt64
+        let token = CancellationToken()
+        var waiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
+        var interest: [Int: Int] = [:]
+        var running = false
+
+        init(key: JobKey, order: UInt64) {
+            self.key = key
+            self.order = order
+        }
+
+        var urgency: Int { waiters.isEmpty ? (interest.values.max() ?? Int.min) : Int.max }
+        var wanted: Bool { !waiters.isEmpty || !interest.isEmpty }
+    }
+
+    private struct State {
+        var jobs: [JobKey: Job] = [:]
+        var failures: [JobKey: (error: any Error, time: Double)] = [:]
+        var interest: [Int: Set<JobKey>] = [:]
+        var counter: UInt64 = 0
+        var runningPrefetch = 0
+        var running = 0
+        var stopped = false
+    }
+
+    /// A pool of `workers` threads running `perform` (which makes a job's artifact and stores it, throwing on
+    /// failure or cancellation) and telling `report` how each ended.
+    public init(workers: Int, prefetchWorkers: Int? = nil, failureMemory: Double = 30,
+                perform: @escaping @Sendable (JobKey, CancellationToken) throws -> Void,
+                report: @escaping @Sendable (JobKey, Outcome) -> Void = { _, _ in }) {
+        self.workers = max(1, workers)
+        self.prefetchWorkers = max(1, min(self.workers, prefetchWorkers ?? (self.workers > 1 ? self.workers - 1 : 1)))
+        self.failureMemory = failureMemory
+        self.perform = perform
+        self.report = report
+        for n in 0..<self.workers {
+            let thread = Thread { [self] in workerLoop() }
+            thread.name = "videofeed-serve-worker-\(n)"
+            thread.start()
+        }
+    }
+
+    /// Waits until `key`'s artifact is made (joining the job in flight or queueing it as the most urgent work).
+    /// Cancelling the calling task (a client that disconnects) withdraws this waiter; the job is cancelled when
+    /// nobody else wants it.
+    /// - Throws: the job's error, a remembered failure, ``Cancelled`` when the task was cancelled.
+    public func wait(_ key: JobKey) async throws {
+        let id = state.withLock { s -> UInt64 in s.counter += 1; return s.counter }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let immediate: Result<Void, any Error>? = state.withLock { s in
+                    if Task.isCancelled { return .failure(Cancelled()) }
+                    if s.stopped { return .failure(Cancelled()) }
+                    if let failure = s.failures[key], Date().timeIntervalSince1970 - failure.time < failureMemory {
+                        return .failure(failure.error)
+                    }
+                    let job = job(for: key, in: &s)
+                    job.waiters[id] = continuation
+                    return nil
+                }
+                if let immediate { continuation.resume(with: immediate) } else { wake.signal() }
+            }
+        } onCancel: {
+            let withdrawn: CheckedContinuation<Void, any Error>? = state.withLock { s in
+                guard let job = s.jobs[key], let continuation = job.waiters.removeValue(forKey: id) else { return nil }
+                drop(job, ifUnwantedIn: &s)
+                return continuation
+            }
+            withdrawn?.resume(throwing: Cancelled())
+        }
+    }
+
+    /// Replaces what viewer `viewer` wants made ahead, with a priority each (higher runs first). Jobs it no longer
+    /// wants, and that nobody else wants, are dropped or cancelled. Remembered failures are not queued again.
+    public func want(viewer: Int, _ wants: [JobKey: Int]) {
+        let woke = state.withLock { s -> Bool in
+            let now = Date().timeIntervalSince1970
+            let previous = s.interest[viewer] ?? []
+            var kept = Set<JobKey>()
+            for (key, priority) in wants {
+                if let failure = s.failures[key], now - failure.time < failureMemory { continue }
+                let job = job(for: key, in: &s)
+                job.interest[viewer] = priority
+                kept.insert(key)
+            }
+            for key in previous.subtracting(kept) {
+                guard let job = s.jobs[key] else { continue }
+                job.interest[viewer] = nil
+                drop(job, ifUnwantedIn: &s)
+            }
+            s.interest[viewer] = kept.isEmpty ? nil : kept
+            return !kept.isEmpty
+        }
+        if woke { for _ in 0..<workers { wake.signal() } }
+    }
+
+    /// Where `key` stands: queued, being made, or failed recently; nil when no job exists (made, or never asked).
+    public func state(of key: JobKey) -> JobState? {
+        state.withLock { s in
+            if let job = s.jobs[key] { return job.running ? .working : .queued }
+            if let failure = s.failures[key], Date().timeIntervalSince1970 - failure.time < failureMemory {
+                return .failed
+            }
+            return nil
+        }
+    }
+
+    /// Jobs waiting for a worker.
+    public var queueDepth: Int { state.withLock { s in s.jobs.values.count(where: { !$0.running }) } }
+    /// Jobs being made.
+    public var runningCount: Int { state.withLock { $0.running } }
+
+    /// Stops the workers after their current jobs; queued jobs' waiters get ``Cancelled``.
+    public func shutdown() {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, any Error>] in
+            s.stopped = true
+            var all: [CheckedContinuation<Void, any Error>] = []
+            for job in s.jobs.values {
+                job.token.cancel()
+                if !job.running {
+                    all.append(contentsOf: job.waiters.values)
+                    job.waiters = [:]
+                }
+            }
+            s.jobs = s.jobs.filter { $0.value.running }
+            return all
+        }
+        for waiter in waiters { waiter.resume(throwing: Cancelled()) }
+        for _ in 0..<workers { wake.signal() }
+    }
+
+    // MARK: - Internals (called with the lock held unless said otherwise)
+
+    private func job(for key: JobKey, in s: inout State) -> Job {
+        if let job = s.jobs[key] { return job }
+        s.counter += 1
+        let job = Job(key: key, order: s.counter)
+        s.jobs[key] = job
+        return job
+    }
+
+    private func drop(_ job: Job, ifUnwantedIn s: inout State) {
+        guard !job.wanted else { return }
+        if job.running {
+            job.token.cancel()
+        } else {
+            s.jobs[job.key] = nil
+            report(job.key, .cancelled)
+        }
+    }
+
+    /// The most urgent queued job a worker may take now, marked running.
+    private func next(in s: inout State) -> Job? {
+        var best: Job? = nil
+        let prefetchFull = s.runningPrefetch >= prefetchWorkers
+        for job in s.jobs.values where !job.running {
+            if job.waiters.isEmpty && prefetchFull { continue }
+            if let current = best {
+                if job.urgency > current.urgency || (job.urgency == current.urgency && job.order < current.order) {
+                    best = job
+                }
+            } else {
+                best = job
+            }
+        }
+        guard let best else { return nil }
+        best.running = true
+        s.running += 1
+        if best.waiters.isEmpty { s.runningPrefetch += 1 }
+        return best
+    }
+
+    private func workerLoop() {
+        while true {
+            let picked: (Job, Bool)? = state.withLock { s in
+                if s.stopped { return nil }
+                guard let job = next(in: &s) else { return nil }
+                return (job, job.waiters.isEmpty)
+            }
+            guard let (job, prefetch) = picked else {
+                if state.withLock({ $0.stopped }) { return }
+                wake.wait()
+                continue
+            }
+            let started = DispatchTime.now().uptimeNanoseconds
+            var outcome: Outcome
+            do {
+                if job.token.isCancelled { throw Cancelled() }
+                try perform(job.key, job.token)
+                outcome = .made(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+            } catch {
+                outcome = job.token.isCancelled ? .cancelled : .failed(error)
+            }
+            let waiters = state.withLock { s -> [CheckedContinuation<Void, any Error>] in
+                s.running -= 1
+                if prefetch { s.runningPrefetch -= 1 }
+                s.jobs[job.key] = nil
+                if case .failed(let error) = outcome {
+                    s.failures[job.key] = (error, Date().timeIntervalSince1970)
+                }
+                let all = Array(job.waiters.values)
+                job.waiters = [:]
+                return all
+            }
+            report(job.key, outcome)
+            for waiter in waiters {
+                switch outcome {
+                case .made: waiter.resume()
+                case .cancelled: waiter.resume(throwing: Cancelled())
+                case .failed(let error): waiter.resume(throwing: error)
+                }
+            }
+            // Another worker may now take a prefetch job this one's slot held back.
+            wake.signal()
+        }
+    }
+}

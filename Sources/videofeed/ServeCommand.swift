@@ -1,0 +1,94 @@
+import ArgumentParser
+import Feed
+import FeedServer
+import Foundation
+import Logging
+import Media
+
+/// `videofeed serve [SOURCE]`: the web feed (page, listing, media on demand and ahead of each viewer, metrics).
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the feed to browsers: a TikTok-style page, its listing and renditions made on demand.",
+        discussion: """
+            Opens http://HOST:PORT/ (127.0.0.1:8080 by default): a vertical feed that plays each item through Media \
+            Source Extensions. Posters, initialisation and media segments, previews and MP4s are made by FFmpeg on \
+            first request or ahead of each viewer (its position drives --policy), kept in --cache (atomic writes, \
+            LRU under --cache-size; replicas may share it), byte-identical to `videofeed transcode` with the same \
+            options. API: /api/feed?cursor=&limit=, /media/..., /api/ws, /metrics, /healthz (docs/serve.md). \
+            Stops on SIGINT or SIGTERM.
+            """
+    )
+
+    @OptionGroup var feedSource: FeedSourceOptions
+    @OptionGroup var mediaPolicy: MediaPolicyOptions
+    @OptionGroup var rendition: RenditionOptions
+
+    @Option(help: "Address to bind; 0.0.0.0 serves every interface.")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port (0: any free port, printed when listening).")
+    var port = 8080
+
+    @Option(help: "Cache folder for posters, segments and renditions (shared by replicas).")
+    var cache = "serve-cache"
+
+    @Option(name: .customLong("cache-size"), help: "Cache size limit, e.g. 2GiB, 500M, or bytes.")
+    var cacheSize: ByteCount = .mebibytes(2048)
+
+    @Option(help: "Worker threads shared by all viewers (default: cores).")
+    var workers: Int?
+
+    @Option(help: "Prefetch policy driven by each viewer's position: window, forwardN, tiktokLike, staged, swipeAware.")
+    var policy: PolicyChoice = .staged
+
+    @Option(name: .customLong("job-time-limit"), help: "Seconds one piece of work (a segment, a poster) may take.")
+    var jobTimeLimit: Double = 120
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0-65535.") }
+        if let workers { try NumberRules.count(workers, "--workers", max: NumberRules.maxThreads) }
+        try NumberRules.timeLimit(jobTimeLimit, "--job-time-limit")
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical.")
+        }
+    }
+
+    func run() throws {
+        var logger = Logger(label: "videofeed.serve")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        let loader = try feedSource.makeLoader(format: nil, for: .batch)
+        let feed = Feed(loader: loader, prefetchDistance: 10)
+        var configuration = ServeEngine.Configuration(cache: URL(fileURLWithPath: cache))
+        configuration.cacheLimit = Int64(cacheSize.bytes)
+        configuration.settings = rendition.settings(jobs: workers ?? ProcessInfo.processInfo.activeProcessorCount)
+        configuration.openOptions = mediaPolicy.applied(to: configuration.openOptions)
+        configuration.jobTimeLimit = jobTimeLimit
+        if let workers { configuration.workers = workers }
+        let engine: ServeEngine
+        do {
+            engine = try ServeEngine(feed: feed, configuration: configuration)
+        } catch {
+            Console.error("serve: cannot use the cache folder \(Console.safe(cache)): \(Console.describe(error))")
+            throw ExitCode(1)
+        }
+        var options = FeedServer.Options()
+        options.host = host
+        options.port = port
+        options.policy = policy.policy
+        let server = try FeedServer(engine: engine, options: options, logger: logger)
+        let host = self.host
+        let result = BlockingTask.run {
+            try await server.run { port in
+                Console.out("listening on http://\(host.contains(":") ? "[\(host)]" : host):\(port)/\n")
+            }
+        }
+        if case .failure(let error) = result {
+            Console.error("serve: \(Console.describe(error))")
+            throw ExitCode(1)
+        }
+    }
+}
