@@ -1,8 +1,8 @@
 // input.js — gestures to moves: the mouse wheel (one card per gesture: a gesture ends after WHEEL_GAP ms without
 // wheel events, so a trackpad's inertia tail does not move again), Arrow Up/Down and j/k, Page Up/Down, touch swipes
 // (pointer events: the feed follows the finger, a swipe past SWIPE_PX or flicked faster than FLICK_PX_PER_MS moves
-// one card), tap/click to pause, Space to pause, m to mute, d for the debug overlay. Native scrolling is left to
-// scroll-snap (scrollbar, keyboard-less trackpads with wheel events off) as a fallback.
+// one card), tap/click to pause, Space to pause, m to mute, d for the debug overlay. Any other scrolling (the
+// scrollbar, a script, assistive technology) lands on a card through CSS scroll-snap, and view.js follows it.
 import { inputTime } from './util.js';
 
 const WHEEL_GAP = 180;        // ms of wheel silence that ends a gesture
