@@ -240,8 +240,7 @@ class Run:
                                                   "deltaY": 40 - 3 * k, "timestamp": t0 + 0.016 * k})
             time.sleep(0.016)
         self.wait_index(page, 1, "a burst of 10 wheel events")
-        time.sleep(0.3)
-        page.mouse.wheel(0, -100)      # one mouse-wheel notch up
+        page.mouse.wheel(0, -100)      # one mouse-wheel notch up (well after the burst: wait_index settled)
         self.wait_index(page, 0, "one wheel notch up")
         page.mouse.wheel(0, 100)
         self.wait_index(page, 1, "one wheel notch down")

@@ -50,9 +50,10 @@ export function segmentTimes(rendition, fallbackDuration) {
   return { starts, total: t };
 }
 
-/** The time of an input event on the performance.now() clock (the event's own stamp when it is sane). */
+/** The time of an input event on the performance.now() clock: the event's own stamp (when the OS saw it, however
+ *  late a busy page runs the handler) unless it is not a sane one. */
 export function inputTime(event) {
   const now = performance.now();
   const t = event && event.timeStamp;
-  return t > 0 && t <= now && now - t < 1000 ? t : now;
+  return t > 0 && t <= now && now - t < 10000 ? t : now;
 }
