@@ -164,9 +164,15 @@ public struct FeedServer: Sendable {
                         body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
+    /// The error of an item that cannot be played, as a card shows it: naming the item by public ID and file name,
+    /// never by the server's own paths, and without secrets.
     static func itemError(_ entry: ServedCatalog.Entry, _ error: any Error) -> String {
-        let text = Redaction.redacted(String(describing: error))
-        return text.contains(entry.item.publicID) ? text : "\(entry.item.publicID): \(text)"
+        var text = String(describing: error)
+        if entry.item.source.isFileURL {
+            text = text.replacingOccurrences(of: entry.path, with: (entry.path as NSString).lastPathComponent)
+        }
+        text = Redaction.redacted(text)
+        return text.hasPrefix(entry.item.publicID) ? text : "\(entry.item.publicID): \(text)"
     }
 
     // MARK: - Media
