@@ -82,6 +82,10 @@ class CheckFailed(Exception):
     pass
 
 
+def fail(message):
+    raise CheckFailed(message)
+
+
 def fetch_listing(base):
     """Every item of /api/feed, following next_cursor."""
     items, cursor = [], None
@@ -283,7 +287,12 @@ class Run:
     def feed_through(self):
         """play:<id> for every item in turn, goes-on after an error card, then wrap at the end."""
         limit = 3 if len(self.items) > 3 else None   # page through the listing 3 items at a time
-        page = self.page(f"?limit={limit}" if limit else "")
+        try:
+            page = self.page(f"?limit={limit}" if limit else "")
+        except Exception as e:
+            message = f"the page did not open: {e}"
+            self.check("play", lambda: fail(message))
+            return
         first_cards = self.state(page)["cards"]
         after_error = None                 # the error card just passed, if any
         for k, item in enumerate(self.items):
