@@ -81,6 +81,8 @@ public final class WorkPool: Sendable {
     public let prefetchWorkers: Int
     /// Seconds a failure is remembered.
     public let failureMemory: Double
+    /// The nice value of the worker threads (0: as the process).
+    public let niceness: Int32
 
     private let perform: @Sendable (JobKey, CancellationToken) throws -> Void
     private let report: @Sendable (JobKey, Outcome) -> Void
@@ -116,16 +118,23 @@ public final class WorkPool: Sendable {
 
     /// A pool of `workers` threads running `perform` (which makes a job's artifact and stores it, throwing on
     /// failure or cancellation) and telling `report` how each ended.
-    public init(workers: Int, prefetchWorkers: Int? = nil, failureMemory: Double = 30,
+    public init(workers: Int, prefetchWorkers: Int? = nil, failureMemory: Double = 30, niceness: Int32 = 10,
                 perform: @escaping @Sendable (JobKey, CancellationToken) throws -> Void,
                 report: @escaping @Sendable (JobKey, Outcome) -> Void = { _, _ in }) {
         self.workers = max(1, workers)
         self.prefetchWorkers = max(1, min(self.workers, prefetchWorkers ?? (self.workers > 1 ? self.workers - 1 : 1)))
         self.failureMemory = failureMemory
+        self.niceness = niceness
         self.perform = perform
         self.report = report
+        let niceness = self.niceness
         for n in 0..<self.workers {
-            let thread = Thread { [self] in workerLoop() }
+            let thread = Thread { [self] in
+                // Linux's nice value is per thread, and the decoder's and encoder's own threads inherit it: transcoding
+                // yields the CPU to the server's event loop (and to anything else on the machine) when both want it.
+                if niceness > 0 { _ = setpriority(__priority_which_t(0), 0, niceness) }
+                workerLoop()
+            }
             thread.name = "videofeed-serve-worker-\(n)"
             thread.start()
         }
