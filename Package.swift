@@ -84,6 +84,13 @@ let package = Package(
         .testTarget(name: "PolicyLabTests", dependencies: ["PolicyLab", "Prefetch", "EngineSupport"], exclude: ["Samples"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "Media", "Feed", "TestSupport"]),
         .testTarget(name: "TranscodingTests", dependencies: ["Transcoding", "Media", "Feed", "TestSupport"]),
+        .testTarget(
+            name: "FeedServerTests",
+            dependencies: [
+                "FeedServer", "Feed", "Media", "Prefetch", "Transcoding", "EngineSupport", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "videofeedTests", dependencies: ["videofeed", "Media", "FeedPlayer", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import Media
+import HummingbirdCore
 import NIOCore
 import Prefetch
 
@@ -190,11 +191,24 @@ public struct FeedServer: Sendable {
                 break
             }
         }
+        if folder == nil {
+            // Not listed by this process (another replica listed it, or the server restarted): find it in the feed.
+            for split in stride(from: parts.count - 1, to: 0, by: -1) {
+                let candidate = parts[0..<split].joined(separator: "/")
+                if await engine.catalog.resolve(folder: candidate) {
+                    folder = candidate
+                    file = parts[split...].joined(separator: "/")
+                    break
+                }
+            }
+        }
         guard let folder else { return plain(.notFound, "not found\n") }
         let engine = self.engine, name = file
-        // The work is cancelled when the client goes away: its task is cancelled by the channel's close.
+        // The work is cancelled when the client goes away (a viewer that swiped on, a closed tab).
         let work = Task { @Sendable in try await engine.bytes(folder: folder, file: name) }
         context.channel.closeFuture.whenComplete { _ in work.cancel() }
+        let watch = HangUpWatch.start(context.channel) { work.cancel() }
+        defer { watch.cancel() }
         let bytes: [UInt8]
         do {
             bytes = try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
@@ -207,10 +221,13 @@ public struct FeedServer: Sendable {
                 return plain(.unprocessableContent, why + "\n")
             }
         }
-        if file.hasSuffix(".m4s") { engine.metrics.segmentsServed.increment() }
-        engine.metrics.filesServed.increment()
-        return HTTPRanges.response(for: request, bytes: bytes, key: folder + "/" + file,
-                                   mime: Self.mimeType(file), head: head)
+        let response = HTTPRanges.response(for: request, bytes: bytes, key: folder + "/" + file,
+                                           mime: Self.mimeType(file), head: head)
+        if !head, response.status == .ok || response.status == .partialContent {
+            if file.hasSuffix(".m4s") { engine.metrics.segmentsServed.increment() }
+            engine.metrics.filesServed.increment()
+        }
+        return response
     }
 
     static func mimeType(_ file: String) -> String {
@@ -293,6 +310,36 @@ struct ErrorLogging: RouterMiddleware {
         } catch {
             logger.error("\(request.method) \(request.uri.path): \(Redaction.redacted(String(describing: error)))")
             throw error
+        }
+    }
+}
+
+
+/// Notices a client that hangs up while its request waits for work. The server reads nothing more from a connection
+/// while a request is being answered (and allows half-closed connections), so a client's close is not seen until the
+/// answer is written; the socket's TCP state is: `CLOSE_WAIT` once the client has closed its side.
+enum HangUpWatch {
+    /// Linux's `TCP_CLOSE_WAIT`.
+    static let closeWait: UInt8 = 8
+
+    /// Checks `channel` every 100 ms until cancelled, calling `hungUp` once if the client closed its side.
+    static func start(_ channel: any Channel, hungUp: @escaping @Sendable () -> Void) -> Task<Void, Never> {
+        Task {
+            guard let provider = channel as? any SocketOptionProvider else { return }
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(100))
+                if Task.isCancelled { return }
+                do {
+                    let info = try await provider.getTCPInfo().get()
+                    if info.tcpi_state == closeWait {
+                        hungUp()
+                        return
+                    }
+                } catch {
+                    hungUp()
+                    return
+                }
+            }
         }
     }
 }

@@ -102,4 +102,23 @@ actor ServedCatalog {
 
     /// Whether `folder` is listed now or was once: the one lookup that request paths are matched against.
     func knows(folder: String) -> Bool { byFolder[folder] != nil || retired.contains(folder) }
+
+    /// Whether `folder` names an item of the feed, finding it when this process has not listed it yet (a replica
+    /// behind a load balancer answers URLs another replica listed): the items whose public ID maps to the folder's
+    /// path are looked up, reading pages as needed, up to `limit` items.
+    func resolve(folder: String, limit: Int = 100_000) async -> Bool {
+        if knows(folder: folder) { return true }
+        guard let dot = folder.lastIndex(of: "."), folder.distance(from: dot, to: folder.endIndex) == 9,
+              folder[folder.index(after: dot)...].allSatisfy(\.isHexDigit) else { return false }
+        let path = String(folder[..<dot])
+        var index = 0
+        while index < limit, let item = try? await feed.item(at: index) {
+            if OutputPath.relative(for: item.publicID) == path {
+                _ = try? await entry(at: index)
+                return knows(folder: folder)
+            }
+            index += 1
+        }
+        return false
+    }
 }

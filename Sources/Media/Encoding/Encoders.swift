@@ -75,9 +75,13 @@ final class VideoEncoder {
         return CodecString.avc(extradata: bytes) ?? "avc1.640028"
     }
 
+    /// Whether the item was cancelled: checked after each packet, so that a long drain (x264's lookahead and frame
+    /// threads hold many frames) stops too.
+    var isCancelled: () -> Bool = { false }
+
     /// Encodes `frame` (nil drains the encoder) and returns the packets that came out, in decode order.
     func encode(_ frame: UnsafeMutablePointer<AVFrame>?) throws -> [Packet] {
-        try Codec.encode(context, frame, item: item)
+        try Codec.encode(context, frame, item: item, isCancelled: isCancelled)
     }
 }
 
@@ -169,7 +173,7 @@ enum Codec {
     }
 
     static func encode(_ ctx: UnsafeMutablePointer<AVCodecContext>, _ frame: UnsafeMutablePointer<AVFrame>?,
-                       item: String) throws -> [Packet] {
+                       item: String, isCancelled: () -> Bool = { false }) throws -> [Packet] {
         let sent = avcodec_send_frame(ctx, frame)
         // EOF only answers a second drain; a frame sent after the drain is an error, not silently dropped.
         if sent < 0 && !(sent == vf_averror_eof() && frame == nil) {
@@ -186,6 +190,9 @@ enum Codec {
             // Encoders give packets in their own time base; muxers rescale from it.
             packet.raw.pointee.time_base = ctx.pointee.time_base
             out.append(packet)
+            if isCancelled() {
+                throw MediaError(.cancelled, operation: "encode", item: item, message: "cancelled by the caller")
+            }
         }
     }
 }

@@ -12,7 +12,7 @@ import Foundation
 /// (``segment(_:rendition:)``), on any machine.
 ///
 /// Not thread-safe, like ``MediaFile``: one call at a time. Cancel through the ``CancellationToken`` the file was
-/// opened with: the next packet read stops the work with ``MediaError/Kind/cancelled``.
+/// opened with: the next packet read or encoded frame stops the work with ``MediaError/Kind/cancelled``.
 public final class Transcoder {
     /// The item.
     public let file: MediaFile
@@ -382,7 +382,11 @@ private final class Pipeline {
         for (i, output) in outputs.enumerated() {
             pulling: while true {
                 switch try graph.pull(i) {
-                case .output(let frame): try output.encode(frame)
+                case .output(let frame):
+                    // Encoding dominates once the packets are read (a short segment, a slow preset): a cancelled
+                    // item stops here too, not only at its next packet read.
+                    try file.throwIfCancelled("transcode")
+                    try output.encode(frame)
                 case .needsInput, .ended: break pulling
                 }
             }
@@ -504,6 +508,7 @@ private final class Pipeline {
                                            encoding: settings.video,
                                            maxBitrate: Int(Double(size.width * size.height) * settings.maxBitsPerPixel),
                                            globalHeader: true, item: item)
+            encoder.isCancelled = { [file] in file.isCancelled }
             let path = folder.appendingPathComponent("preview.mp4").path
             let temp = temporary(for: path)
             let writer = try MediaWriter(.file(temp, format: "mp4", options: ["movflags": "+faststart"]), item: item)
@@ -543,6 +548,7 @@ private final class Pipeline {
                                        frameRate: Pipeline.rate(graph.frameRate(of: sink), or: sourceRate),
                                        encoding: settings.video, maxBitrate: rung.maxBitrate, globalHeader: true,
                                        item: item)
+        encoder.isCancelled = { [file] in file.isCancelled }
         var mp4: MediaWriter? = nil
         var mp4Path: String? = nil
         var mp4Temporary: String? = nil

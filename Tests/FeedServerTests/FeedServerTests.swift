@@ -1,0 +1,194 @@
+import Feed
+@testable import FeedServer
+import Foundation
+import Media
+import TestSupport
+import Testing
+import Transcoding
+
+/// `videofeed serve` over HTTP on loopback: the listing, media made on demand, HTTP semantics, bad input, and
+/// identity with the batch.
+@Suite(.serialized) struct FeedServerTests {
+    static let files = [TestFixtures.media("h264_portrait.mp4"), TestFixtures.transcode("rotated_phone.mp4"),
+                        TestFixtures.bad("truncated.mp4"), TestFixtures.media("animated.gif"),
+                        TestFixtures.transcode("interlaced.ts")]
+
+    @Test func listingPagesInCloudinaryShape() async throws {
+        let server = try await ServerHarness.start(ServeFeeds.loader(try ServeFeeds.folder(Self.files)))
+        defer { Task { await server.stop() } }
+        let first = try await server.json("/api/feed?limit=2")
+        let resources = try #require(first["resources"] as? [[String: Any]])
+        #expect(resources.count == 2)
+        #expect(first["next_cursor"] as? String == "2")
+        #expect(resources[0]["index"] as? Int == 0)
+        #expect((resources[0]["public_id"] as? String)?.hasSuffix("h264_portrait") == true)
+        #expect(resources[0]["created_at"] is String)
+        #expect(resources[0]["width"] as? Int == 720 && resources[0]["height"] as? Int == 1280)
+        // The rotated phone clip is listed upright.
+        #expect(resources[1]["width"] as? Int == 272 && resources[1]["height"] as? Int == 480)
+        let renditions = try #require(resources[0]["renditions"] as? [[String: Any]])
+        #expect(renditions.map { $0["name"] as? String } == ["720x1280", "540x960", "360x640"])
+        let codecs = try #require(renditions[0]["codecs"] as? String)
+        #expect(codecs.hasPrefix("avc1.64") && codecs.hasSuffix(",mp4a.40.2"))
+        #expect(renditions[0]["mime"] as? String == "video/mp4; codecs=\"\(codecs)\"")
+        #expect((renditions[0]["bandwidth"] as? Int ?? 0) > 0)
+        #expect((renditions[0]["segments"] as? [String])?.count == 1)
+
+        let all = try await server.allCards(limit: 2)
+        #expect(all.map { $0["index"] as? Int } == [0, 1, 2, 3, 4])
+        // The truncated file is a card with its error, naming it; the others play.
+        let broken = all[2]
+        #expect(broken["renditions"] == nil)
+        #expect((broken["error"] as? String)?.contains("truncated") == true)
+        #expect(all.filter { $0["error"] == nil }.count == 4)
+        let last = try await server.json("/api/feed?limit=2&cursor=4")
+        #expect(last["next_cursor"] == nil && last["total"] as? Int == 5)
+
+        #expect(try await server.get("/api/feed?limit=0").status == 400)
+        #expect(try await server.get("/api/feed?limit=51").status == 400)
+        #expect(try await server.get("/api/feed?cursor=abc").status == 400)
+        #expect(try await server.get("/api/feed?cursor=-1").status == 400)
+        let past = try await server.json("/api/feed?cursor=99")
+        #expect((past["resources"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test func mediaIsServedWithRangesETagsAndImmutableCaching() async throws {
+        let server = try await ServerHarness.start(ServeFeeds.loader(try ServeFeeds.folder([Self.files[0]])))
+        defer { Task { await server.stop() } }
+        let card = try #require(try await server.allCards().first)
+        let rendition = try #require((card["renditions"] as? [[String: Any]])?.first)
+        let segment = try #require((rendition["segments"] as? [String])?.first)
+
+        let whole = try await server.get(segment)
+        #expect(whole.status == 200)
+        #expect(whole.headers["content-type"] == "video/iso.segment")
+        #expect(whole.headers["cache-control"] == "public, max-age=31536000, immutable")
+        #expect(whole.headers["accept-ranges"] == "bytes")
+        let etag = try #require(whole.headers["etag"])
+        #expect(etag.hasPrefix("\"") && whole.body.count > 1000)
+        // A CMAF media segment: sidx (or styp) then moof.
+        #expect(["sidx", "styp", "moof"].map { Array($0.utf8) }.contains(Array(whole.body[4..<8])))
+
+        let part = try await server.get(segment, headers: ["Range": "bytes=100-199"])
+        #expect(part.status == 206 && part.body == Array(whole.body[100...199]))
+        #expect(part.headers["content-range"] == "bytes 100-199/\(whole.body.count)")
+        let tail = try await server.get(segment, headers: ["Range": "bytes=-10"])
+        #expect(tail.status == 206 && tail.body == Array(whole.body.suffix(10)))
+        let open = try await server.get(segment, headers: ["Range": "bytes=\(whole.body.count - 5)-"])
+        #expect(open.status == 206 && open.body.count == 5)
+        let beyond = try await server.get(segment, headers: ["Range": "bytes=\(whole.body.count)-"])
+        #expect(beyond.status == 416 && beyond.headers["content-range"] == "bytes */\(whole.body.count)")
+        let same = try await server.get(segment, headers: ["If-None-Match": etag])
+        #expect(same.status == 304 && same.body.isEmpty)
+        let head = try await server.get(segment, method: "HEAD")
+        #expect(head.status == 200 && head.headers["content-length"] == String(whole.body.count))
+
+        let initSegment = try await server.get(try #require(rendition["init"] as? String))
+        #expect(initSegment.status == 200 && initSegment.headers["content-type"] == "video/mp4")
+        #expect(Array(initSegment.body[4..<8]) == Array("ftyp".utf8))
+        let poster = try await server.get(try #require(card["poster"] as? String))
+        #expect(poster.status == 200 && poster.headers["content-type"] == "image/jpeg")
+        #expect(Array(poster.body.prefix(2)) == [0xFF, 0xD8])
+        let page = try await server.get("/")
+        #expect(page.status == 200 && page.headers["content-type"]?.hasPrefix("text/html") == true)
+        let metrics = try await server.get("/metrics")
+        // Bodies sent: the whole segment and three ranges (not the 304, the 416 or the HEAD).
+        #expect(metrics.text.contains("videofeed_segments_served_total 4"))
+        #expect(metrics.text.contains("videofeed_segments_transcoded_total"))
+        #expect(metrics.text.contains("videofeed_cache_bytes"))
+    }
+
+    @Test func nothingOutsideTheCacheIsReachable() async throws {
+        let server = try await ServerHarness.start(ServeFeeds.loader(try ServeFeeds.folder([Self.files[0]])))
+        defer { Task { await server.stop() } }
+        let card = try #require(try await server.allCards().first)
+        let poster = try #require(card["poster"] as? String)
+        let folder = String(poster.dropFirst("/media/".count).dropLast("/poster.jpg".count))
+        // A file planted in the cache beside the item's folder, and the source folder, must stay out of reach.
+        try Data("secret".utf8).write(to: server.cache.appendingPathComponent("secret.txt"))
+        for path in ["/media/\(folder)/../secret.txt", "/media/\(folder)/%2e%2e/secret.txt",
+                     "/media/\(folder)%2Fposter.jpg", "/media/\(folder)/720x1280%2Fseg-0.m4s",
+                     "/media/\(folder)/manifest.json", "/media/\(folder)/720x1280/seg-1.m4s",
+                     "/media/\(folder)/720x1280/seg-00.m4s", "/media/\(folder)/4000x4000/seg-0.m4s",
+                     "/media/\(folder)/../../../../etc/passwd", "/media/secret.txt", "/media//etc/passwd",
+                     "/media/%00/poster.jpg", "/app/../Package.swift", "/app/%2e%2e/FeedServer.swift",
+                     "/media/nothing.00000000/poster.jpg"] {
+            let answer = try await server.get(path)
+            #expect(answer.status == 404, "\(path) → \(answer.status)")
+            #expect(!answer.text.contains("secret"), "\(path)")
+        }
+    }
+
+    @Test func servedFilesAreByteIdenticalToTheBatch() async throws {
+        let root = try ServeFeeds.folder([Self.files[0], Self.files[1]])
+        let server = try await ServerHarness.start(ServeFeeds.loader(root))
+        defer { Task { await server.stop() } }
+        let out = try TestFixtures.temporaryFolder("serve-batch")
+        let items = try await DirectoryFeedLoader(root: root, order: .name).loadAll().items
+        let summary = try TranscodeBatch(feed: items, configuration: .init(output: out)).run()
+        #expect(summary.failures.isEmpty)
+        var compared = 0
+        for card in try await server.allCards() {
+            for rendition in card["renditions"] as? [[String: Any]] ?? [] {
+                var paths = [rendition["init"] as? String, rendition["mp4"] as? String].compactMap { $0 }
+                paths += rendition["segments"] as? [String] ?? []
+                for path in paths {
+                    let served = try await server.get(path)
+                    #expect(served.status == 200, "\(path)")
+                    let relative = String(path.dropFirst("/media/".count)).removingPercentEncoding ?? ""
+                    let batch = try Data(contentsOf: out.appendingPathComponent(relative))
+                    #expect(served.body == Array(batch), "\(path) differs from the batch's")
+                    compared += 1
+                }
+            }
+            let preview = try await server.get(try #require(card["preview"] as? String))
+            #expect(preview.status == 200)
+        }
+        #expect(compared >= 12)
+    }
+
+    @Test func aSourceThatDisappearsOrChangesIsGoneNotACrash() async throws {
+        let root = try ServeFeeds.folder([Self.files[0], Self.files[1]])
+        let server = try await ServerHarness.start(ServeFeeds.loader(root))
+        defer { Task { await server.stop() } }
+        let cards = try await server.allCards()
+        let first = try #require((cards[0]["renditions"] as? [[String: Any]])?.first?["segments"] as? [String])
+        let second = try #require((cards[1]["renditions"] as? [[String: Any]])?.first?["segments"] as? [String])
+        // Removed before its segment was made.
+        try FileManager.default.removeItem(at: root.appendingPathComponent("00-h264_portrait.mp4"))
+        #expect(try await server.get(first[0]).status == 410)
+        // Replaced by another file: the old URLs are gone, the new listing names a new version that plays.
+        let path = root.appendingPathComponent("01-rotated_phone.mp4").path
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.copyItem(atPath: TestFixtures.transcode("long_gop_b.mp4"), toPath: path)
+        #expect(try await server.get(second[0]).status == 410)
+        let fresh = try await server.json("/api/feed?limit=5")
+        let renewed = try #require((fresh["resources"] as? [[String: Any]])?.first {
+            ($0["public_id"] as? String)?.hasSuffix("rotated_phone") == true
+        })
+        let newSegment = try #require((renewed["renditions"] as? [[String: Any]])?.first?["segments"] as? [String])
+        #expect(newSegment[0] != second[0])
+        #expect(try await server.get(newSegment[0]).status == 200)
+        #expect(try await server.get("/healthz").text == "ok\n")
+    }
+
+    @Test func hostileUploadsAreRefusedAsInTheBatch() async throws {
+        // A playlist that names a local file, uploaded as .mp4, and random bytes.
+        let root = try TestFixtures.temporaryFolder("serve-hostile")
+        try FileManager.default.copyItem(atPath: TestFixtures.folder.appendingPathComponent("hostile/local_read.m3u8").path,
+                                         toPath: root.appendingPathComponent("a-playlist.mp4").path)
+        try FileManager.default.copyItem(atPath: TestFixtures.bad("random.mp4"),
+                                         toPath: root.appendingPathComponent("b-random.mp4").path)
+        try FileManager.default.copyItem(atPath: Self.files[0], toPath: root.appendingPathComponent("c-good.mp4").path)
+        let server = try await ServerHarness.start(ServeFeeds.loader(root))
+        defer { Task { await server.stop() } }
+        let cards = try await server.allCards()
+        #expect(cards.count == 3)
+        #expect(cards[0]["error"] is String && cards[1]["error"] is String)
+        #expect(cards[2]["error"] == nil)
+        let secret = try String(contentsOfFile: TestFixtures.folder.appendingPathComponent("hostile/secret.txt").path,
+                                encoding: .utf8)
+        let listing = try await server.get("/api/feed")
+        #expect(!listing.text.contains(secret.trimmingCharacters(in: .whitespacesAndNewlines)))
+    }
+}

@@ -1,0 +1,108 @@
+import Feed
+@testable import FeedServer
+import Foundation
+import Media
+import Prefetch
+import TestSupport
+import Testing
+
+/// A viewer's position drives the prefetch policy on real media: neighbours' first segments are ready before the
+/// swipe, work for items flicked past is cancelled, and a client that hangs up mid-segment cancels its work.
+@Suite(.serialized) struct ViewerPrefetchTests {
+    static let clips = (0..<8).map { _ in TestFixtures.media("h264_portrait.mp4") }
+
+    func eventually(seconds: Double = 60, _ condition: () async throws -> Bool) async throws -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
+    @Test func neighboursAreReadyBeforeTheSwipeOverTheWebSocket() async throws {
+        let server = try await ServerHarness.start(ServeFeeds.loader(try ServeFeeds.folder(Self.clips)),
+                                                   policy: WindowPolicy(behind: 2, ahead: 2))
+        defer { Task { await server.stop() } }
+        let cards = try await server.allCards(limit: 8)
+        #expect(cards.count == 8)
+        let ws = try LoopbackHTTP.WebSocket(port: server.port, path: "/api/ws")
+        try ws.send(#"{"type":"hello","rendition":"360x640"}"#)
+        try ws.send(#"{"type":"at","index":0,"time":0}"#)
+        // The first answer: a move from nowhere is a swipe too; then the window.
+        let swipe = try ws.receive()
+        #expect(swipe.contains(#""type":"swipe""#) && swipe.contains(#""index":0"#))
+        let window = try ws.receive()
+        #expect(window.contains(#""type":"window""#) && window.contains(#""current":0"#))
+        // Items 1 and 2 get their first segment of the named rendition without any request for them.
+        func ready(_ index: Int) -> Bool {
+            let segment = ((cards[index]["renditions"] as? [[String: Any]])?
+                .first { $0["name"] as? String == "360x640" }?["segments"] as? [String])?.first ?? ""
+            return server.engine.cache.contains(String(segment.dropFirst("/media/".count)))
+        }
+        #expect(try await eventually { ready(1) && ready(2) })
+        #expect(!ready(5))
+        // The swipe to item 1 is a hit, answered over the socket.
+        try ws.send(#"{"type":"at","index":1,"time":0}"#)
+        let hit = try ws.receive()
+        #expect(hit == #"{"type":"swipe","index":1,"hit":true}"#)
+        _ = try ws.receive()
+        let metrics = try await server.get("/metrics")
+        #expect(metrics.text.contains("videofeed_prefetch_hits_total 1"))
+        ws.hangUp()
+    }
+
+    @Test func workForItemsFlickedPastIsCancelled() async throws {
+        // One worker and slow settings, so that the neighbours' work is still queued or running when the viewer
+        // flicks far ahead.
+        var settings = TranscodeSettings()
+        settings.video.preset = "slow"
+        let server = try await ServerHarness.start(ServeFeeds.loader(try ServeFeeds.folder(Self.clips)),
+                                                   workers: 1, settings: settings,
+                                                   policy: WindowPolicy(behind: 0, ahead: 3))
+        defer { Task { await server.stop() } }
+        let cards = try await server.allCards(limit: 8)
+        let hub = server.server.hub
+        let viewer = hub.connect()
+        _ = await hub.move(viewer, to: 0, time: 0)
+        #expect(try await eventually(seconds: 10) { server.engine.pool.runningCount > 0 })
+        let folders = cards.map { card -> String in
+            let poster = card["poster"] as? String ?? ""
+            return String(poster.dropFirst("/media/".count).dropLast("/poster.jpg".count))
+        }
+        // Flick to the far end: items 0…3's work is no longer wanted by anyone.
+        _ = await hub.move(viewer, to: 7, time: 0)
+        #expect(try await eventually(seconds: 30) {
+            (0...3).allSatisfy { i in
+                [Artifact.poster, .segment(rendition: 0, index: 0)].allSatisfy {
+                    server.engine.pool.state(of: JobKey(folder: folders[i], artifact: $0)) == nil
+                }
+            }
+        })
+        let text = try await server.get("/metrics").text
+        let cancelled = text.split(separator: "\n").first { $0.hasPrefix("videofeed_jobs_cancelled_total ") }
+        #expect((cancelled.flatMap { Double($0.split(separator: " ")[1]) } ?? 0) >= 1, "\(text)")
+        hub.disconnect(viewer)
+        #expect(try await eventually(seconds: 30) { server.engine.pool.queueDepth == 0 })
+    }
+
+    @Test func aClientThatHangsUpMidSegmentCancelsItsWork() async throws {
+        var settings = TranscodeSettings()
+        settings.video.preset = "veryslow"
+        let server = try await ServerHarness.start(
+            ServeFeeds.loader(try ServeFeeds.folder([TestFixtures.transcode("long_gop_b.mp4")])),
+            workers: 1, settings: settings)
+        defer { Task { await server.stop() } }
+        let card = try #require(try await server.allCards().first)
+        let segment = try #require((card["renditions"] as? [[String: Any]])?.first?["segments"] as? [String])[0]
+        let fd = try LoopbackHTTP.connect(server.port)
+        try LoopbackHTTP.send(fd, Array("GET \(segment) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(try await eventually(seconds: 10) { server.engine.pool.runningCount == 1 })
+        close(fd)
+        #expect(try await eventually(seconds: 10) { server.engine.pool.runningCount == 0 })
+        let key = String(segment.dropFirst("/media/".count))
+        #expect(!server.engine.cache.contains(key))
+        let text = try await server.get("/metrics").text
+        #expect(text.contains("videofeed_jobs_cancelled_total 1"), "\(text)")
+    }
+}

@@ -1,0 +1,151 @@
+import EngineSupport
+@testable import FeedServer
+import Foundation
+import Media
+import TestSupport
+import Testing
+
+/// The shared worker pool's scheduling, with a stand-in `perform` (no media): dedup, urgency, the prefetch share,
+/// cancellation of unwanted work, remembered failures. Also the disk cache's LRU and atomic writes.
+@Suite struct WorkPoolTests {
+    /// A perform that records what ran and blocks each job until released (or cancelled).
+    final class Recorder: Sendable {
+        let ran = Locked<[JobKey]>([])
+        let started = Locked<[JobKey]>([])
+        let gate = DispatchSemaphore(value: 0)
+        let blocks: Bool
+        init(blocks: Bool) { self.blocks = blocks }
+
+        func perform(_ key: JobKey, _ token: CancellationToken) throws {
+            started.withLock { $0.append(key) }
+            if blocks {
+                while gate.wait(timeout: .now() + .milliseconds(5)) == .timedOut {
+                    if token.isCancelled { throw MediaError(.cancelled, operation: "test", item: key.folder, message: "") }
+                }
+            }
+            if key.folder.hasPrefix("broken") { throw MediaError(.invalidData, operation: "test", item: key.folder, message: "bad") }
+            ran.withLock { $0.append(key) }
+        }
+    }
+
+    func key(_ folder: String, _ k: Int = 0) -> JobKey { JobKey(folder: folder, artifact: .segment(rendition: 0, index: k)) }
+
+    func eventually(_ condition: () -> Bool) async throws {
+        for _ in 0..<400 {
+            if condition() { return }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        Issue.record("condition not met in 2 s")
+    }
+
+    @Test func twoWaitersShareOneRun() async throws {
+        let recorder = Recorder(blocks: true)
+        let pool = WorkPool(workers: 2, perform: recorder.perform)
+        defer { pool.shutdown() }
+        async let a: Void = pool.wait(key("a"))
+        async let b: Void = pool.wait(key("a"))
+        try await eventually { recorder.started.get().count == 1 }
+        recorder.gate.signal()
+        _ = try await (a, b)
+        #expect(recorder.ran.get() == [key("a")])
+    }
+
+    @Test func aWaiterOutranksPrefetchAndPrefetchLeavesAWorkerFree() async throws {
+        let recorder = Recorder(blocks: true)
+        let pool = WorkPool(workers: 2, perform: recorder.perform)
+        defer { pool.shutdown() }
+        // Four prefetch jobs: only one runs (2 workers, prefetch share 1), nearest (highest priority) first.
+        pool.want(viewer: 1, [key("n1"): 90, key("n2"): 80, key("n3"): 70, key("n4"): 60])
+        try await eventually { recorder.started.get().count == 1 }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(recorder.started.get() == [key("n1")])
+        // A request takes the free worker at once, ahead of the queued neighbours.
+        async let request: Void = pool.wait(key("current"))
+        try await eventually { recorder.started.get().count == 2 }
+        #expect(recorder.started.get()[1] == key("current"))
+        for _ in 0..<5 { recorder.gate.signal() }
+        try await request
+        try await eventually { recorder.ran.get().count == 5 }
+        #expect(Array(recorder.started.get()[2...]) == [key("n2"), key("n3"), key("n4")])
+    }
+
+    @Test func workNobodyWantsIsDroppedOrCancelled() async throws {
+        let recorder = Recorder(blocks: true)
+        let pool = WorkPool(workers: 2, perform: recorder.perform)
+        defer { pool.shutdown() }
+        pool.want(viewer: 1, [key("old1"): 90, key("old2"): 80])
+        try await eventually { pool.state(of: key("old1")) == .working }
+        #expect(pool.state(of: key("old2")) == .queued)
+        // The viewer flicks on: the running job is cancelled, the queued one dropped, the new one runs.
+        pool.want(viewer: 1, [key("new"): 90])
+        try await eventually { pool.state(of: key("old1")) == nil && recorder.started.get().contains(key("new")) }
+        #expect(pool.state(of: key("old2")) == nil)
+        recorder.gate.signal()
+        try await eventually { recorder.ran.get() == [key("new")] }
+        #expect(!recorder.started.get().contains(key("old2")))
+    }
+
+    @Test func anotherViewersInterestKeepsWorkAlive() async throws {
+        let recorder = Recorder(blocks: true)
+        let pool = WorkPool(workers: 2, perform: recorder.perform)
+        defer { pool.shutdown() }
+        pool.want(viewer: 1, [key("shared"): 50])
+        pool.want(viewer: 2, [key("shared"): 10])
+        try await eventually { pool.state(of: key("shared")) == .working }
+        pool.want(viewer: 1, [:])
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(pool.state(of: key("shared")) == .working)
+        recorder.gate.signal()
+        try await eventually { recorder.ran.get() == [key("shared")] }
+    }
+
+    @Test func aCancelledWaiterCancelsItsWork() async throws {
+        let recorder = Recorder(blocks: true)
+        let pool = WorkPool(workers: 1, perform: recorder.perform)
+        defer { pool.shutdown() }
+        let waiter = Task { try await pool.wait(key("slow")) }
+        try await eventually { pool.state(of: key("slow")) == .working }
+        waiter.cancel()
+        await #expect(throws: (any Error).self) { try await waiter.value }
+        try await eventually { pool.state(of: key("slow")) == nil }
+        #expect(recorder.ran.get().isEmpty)
+    }
+
+    @Test func failuresAreRememberedNotRetriedOnEverySwipe() async throws {
+        let recorder = Recorder(blocks: false)
+        let pool = WorkPool(workers: 1, failureMemory: 60, perform: recorder.perform)
+        defer { pool.shutdown() }
+        await #expect(throws: MediaError.self) { try await pool.wait(key("broken")) }
+        await #expect(throws: MediaError.self) { try await pool.wait(key("broken")) }
+        pool.want(viewer: 1, [key("broken"): 10])
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(recorder.started.get().count == 1)
+        #expect(pool.state(of: key("broken")) == .failed)
+    }
+
+    @Test func cacheEvictsLeastRecentlyUsedAndWritesWhole() throws {
+        let root = try TestFixtures.temporaryFolder("serve-lru")
+        let cache = try MediaCache(root: root, limit: 10_000)
+        try cache.write("a/one.bin", [UInt8](repeating: 1, count: 4000))
+        try cache.write("a/two.bin", [UInt8](repeating: 2, count: 4000))
+        // Make one.bin the most recently used: two.bin goes first.
+        let old = timespec(tv_sec: 1_000_000, tv_nsec: 0)
+        var times = [old, old]
+        utimensat(AT_FDCWD, root.appendingPathComponent("a/two.bin").path, &times, 0)
+        utimensat(AT_FDCWD, root.appendingPathComponent("a/one.bin").path, &times, 0)
+        #expect(cache.read("a/one.bin")?.count == 4000)
+        try cache.write("b/three.bin", [UInt8](repeating: 3, count: 4000))
+        #expect(cache.contains("a/one.bin") && cache.contains("b/three.bin"))
+        #expect(!cache.contains("a/two.bin"))
+        #expect(cache.bytes <= 9000)
+        // No temporary file is left; keys that leave the folder are refused.
+        let names = try FileManager.default.subpathsOfDirectory(atPath: root.path)
+        #expect(!names.contains { $0.contains(".tmp-") })
+        #expect(throws: CacheError.self) { try cache.write("../escape.bin", [1]) }
+        #expect(throws: CacheError.self) { try cache.write("a/./x.bin", [1]) }
+        #expect(cache.read("../\(root.lastPathComponent)/a/one.bin") == nil)
+        // A second cache on the same folder (a replica) sees the files and their total.
+        let replica = try MediaCache(root: root, limit: 10_000)
+        #expect(replica.bytes == 8000 && replica.read("b/three.bin") == [UInt8](repeating: 3, count: 4000))
+    }
+}
