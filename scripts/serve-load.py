@@ -170,6 +170,8 @@ class Results:
         self.failures = []         # text
         self.mismatches = []       # text
         self.identity_checked = 0
+        self.checked_files = set()
+        self.mismatch_files = set()
         self.swipes = {"hit": 0, "miss": 0}
         self.sent = {"hello": 0, "at": 0}
         self.actions = {"next": 0, "back": 0, "jump": 0}
@@ -199,6 +201,12 @@ class BatchFiles:
             return None
         with open(path, "rb") as f:
             return f.read()
+
+    def size(self, relative):
+        path = os.path.realpath(os.path.join(self.root, relative))
+        if not path.startswith(self.root + os.sep) or not os.path.isfile(path):
+            return None
+        return os.path.getsize(path)
 
     def digest(self, relative):
         with self.lock:
@@ -307,8 +315,10 @@ class Viewer(threading.Thread):
             headers["If-None-Match"] = self.etags[path]
             conditional = True
         elif kind in MEDIA_KINDS and self.rng.random() < 1 / 8:
-            lower = self.rng.randrange(0, 4096)
-            upper = lower + self.rng.randrange(1, 65536)
+            # A range inside the file (its size from the batch's copy), as a player resuming a download asks.
+            size = self.batch.size(urllib.parse.unquote(path[len("/media/"):])) or 1
+            lower = self.rng.randrange(0, size)
+            upper = lower + self.rng.randrange(0, 65536)
             headers["Range"] = f"bytes={lower}-{upper}"
             want_range = (lower, upper)
             kind = kind + "-range"
@@ -337,33 +347,57 @@ class Viewer(threading.Thread):
             expected = self.batch.digest(relative)
             with self.results.lock:
                 self.results.identity_checked += 1
+                self.results.checked_files.add(relative)
                 if expected is None:
+                    self.results.mismatch_files.add(relative)
                     self.results.mismatches.append(f"{relative}: not in the batch folder")
                 elif hashlib.sha256(body).hexdigest() != expected:
+                    self.results.mismatch_files.add(relative)
                     self.results.mismatches.append(f"{relative}: served {len(body)} bytes, sha256 differs from "
                                                    "the batch's")
             return
         data = self.batch.read(relative)
         lower, upper = want_range
-        if data is None:
-            with self.results.lock:
-                self.results.identity_checked += 1
-                self.results.mismatches.append(f"{relative}: not in the batch folder")
+        if status == 416:
+            # Only right when the range starts past the end of the file served (its size in Content-Range).
+            served = response_headers.get("content-range", "")
+            size = int(served.rpartition("/")[2]) if served.rpartition("/")[2].isdigit() else None
+            if size is None or lower < size:
+                self.results.fail(f"viewer {self.number}: GET {path} Range {lower}-{upper} -> 416 "
+                                  f"Content-Range {served!r}")
+            elif data is not None and size != len(data):
+                with self.results.lock:
+                    self.results.identity_checked += 1
+                    self.results.checked_files.add(relative)
+                    self.results.mismatch_files.add(relative)
+                    self.results.mismatches.append(f"{relative}: served {size} bytes, the batch's has {len(data)}")
             return
-        if lower >= len(data):
-            if status != 416:
-                self.results.fail(f"viewer {self.number}: GET {path} Range {lower}-{upper} of {len(data)} bytes "
-                                  f"-> {status}, expected 416")
-            return
-        upper = min(upper, len(data) - 1)
-        if status != 206 or response_headers.get("content-range") != f"bytes {lower}-{upper}/{len(data)}":
+        content_range = response_headers.get("content-range", "")
+        try:
+            unit, _, rest = content_range.partition(" ")
+            span, _, size = rest.partition("/")
+            first, _, last = span.partition("-")
+            first, last, size = int(first), int(last), int(size)
+        except ValueError:
+            first = last = size = None
+        if (status != 206 or unit != "bytes" or size is None or first != lower or last != min(upper, size - 1)
+                or len(body) != last - first + 1):
             self.results.fail(f"viewer {self.number}: GET {path} Range {lower}-{upper} -> {status} "
-                              f"Content-Range {response_headers.get('content-range')!r}")
+                              f"Content-Range {content_range!r}, {len(body)} bytes")
             return
         with self.results.lock:
             self.results.identity_checked += 1
-            if body != data[lower:upper + 1]:
-                self.results.mismatches.append(f"{relative} bytes {lower}-{upper}: differ from the batch's")
+            self.results.checked_files.add(relative)
+            if data is None:
+                self.results.mismatch_files.add(relative)
+                self.results.mismatches.append(f"{relative}: not in the batch folder")
+            elif size != len(data):
+                self.results.mismatch_files.add(relative)
+                self.results.mismatches.append(f"{relative}: served {size} bytes (Range {lower}-{upper}), the "
+                                               f"batch's has {len(data)}")
+            elif body != data[first:last + 1]:
+                self.results.mismatch_files.add(relative)
+                self.results.mismatches.append(f"{relative} bytes {first}-{last}: differ from the batch's")
 
     def load_page(self):
         if self.next_cursor is None:
@@ -678,6 +712,8 @@ def main():
         "stalled": [{"kind": k, "status": s, "ms": round(1000 * t), "path": p} for k, s, t, _, p in stalled[:50]],
         "failures": len(results.failures), "failure_examples": results.failures[:20],
         "identity_checked": results.identity_checked, "mismatches": len(results.mismatches),
+        "files_checked": len(results.checked_files), "files_mismatched": len(results.mismatch_files),
+        "mismatched_files": sorted(results.mismatch_files)[:200],
         "mismatch_examples": results.mismatches[:20],
         "swipe_answers": dict(results.swipes), "windows": results.windows, "messages_sent": dict(results.sent),
         "actions": dict(results.actions),
@@ -699,7 +735,8 @@ def main():
           f"(hits/misses), {results.windows} window messages")
     print(f"  5xx: {len(server_errors)}; over {args.stall:g} s: {len(stalled)}; failed requests: "
           f"{len(results.failures)}; identity: {results.identity_checked} files/ranges checked, "
-          f"{len(results.mismatches)} mismatches")
+          f"{len(results.mismatches)} mismatches ({len(results.mismatch_files)} of "
+          f"{len(results.checked_files)} distinct files)")
     for r in stalled[:10]:
         print(f"    slow: {r[0]} {r[1]} {r[2] * 1000:.0f} ms {r[4]}")
     for text in results.failures[:10]:
