@@ -14,7 +14,10 @@ Neighbour series (BASE_URL): --swipes key presses, ArrowDown (about 85 %) or Arr
 default BASE_URL, in a fresh browser context): --cold-jumps jumps by setting `location.hash = '#i=N'` to items
 never within 3 of any item the viewer was on (N = last + --cold-stride, wrapping over the feed's total); a target
 that is not cold by that rule ends the series early, and each jump is also classified by the server's own answer
-(`hit` of the swipe) — serve a fresh cache with a long feed for this series (Benchmarks/serve-bench.sh does).
+(`hit` of the swipe) and by whether the page had the card listed already — serve a fresh cache with a long feed for
+this series (Benchmarks/serve-bench.sh does). With --warm-listing the script first lists the cold server's whole
+feed through /api/feed (which makes each item's manifest: plan, codecs, init segments, but no poster or media
+segment), so the jumps measure a cold item rather than the listing's manifests.
 
 The page's contract (Sources/FeedServer/Web): `window.videofeed` with `index`, `publicId`, `cards`,
 `lastSwipe = {at, firstFrameMs, hit}`, and a `videofeed:firstframe` event on window, `{detail: {index, publicId,
@@ -70,7 +73,8 @@ STATE_JS = """() => {
   const v = window.videofeed;
   if (!v) return null;
   const cards = v.cards;
-  const n = Array.isArray(cards) ? cards.length : (cards && typeof cards.length === 'number' ? cards.length : null);
+  const n = typeof cards === 'number' ? cards : Array.isArray(cards) ? cards.length
+          : (cards && typeof cards.length === 'number' ? cards.length : null);
   return { index: v.index, publicId: v.publicId, cards: n, lastSwipe: v.lastSwipe ? {...v.lastSwipe} : null,
            total: v.total ?? null };
 }"""
@@ -149,6 +153,8 @@ def feed_total(base_url):
 class Bench:
     def __init__(self, args, browser):
         self.args, self.browser = args, browser
+        self.first_play_ms = {}
+        self.listing_warmed_s = None
 
     def open(self, url):
         context = self.browser.new_context(viewport={"width": 405, "height": 720}, device_scale_factor=2,
@@ -164,15 +170,18 @@ class Bench:
         except Exception:
             raise SystemExit(self.fail(f"{url}: the page has no window.videofeed after {self.args.timeout:g} s "
                                        "(the page API of docs/serve.md is missing)", console))
-        state = page.evaluate(STATE_JS)
-        start = state["index"] if isinstance(state.get("index"), int) else 0
         try:
-            # A cold server lists its first page (a manifest per card) before anything plays: allow a minute.
-            first = page.wait_for_function(WAIT_FRAME_JS, arg=[start, 0], timeout=max(60, self.args.timeout) * 1000)
-            first = first.json_value()
+            # A cold server lists its first page (a manifest per card) before anything plays: allow a minute for
+            # the first card to play (its firstframe event, or its playhead moving once the page is ready).
+            page.wait_for_function(
+                """() => { const v = window.videofeed;
+                           return window.__bench.frames.length > 0 || (v.ready !== false && v.currentTime > 0); }""",
+                timeout=max(60, self.args.timeout) * 1000)
         except Exception:
-            raise SystemExit(self.fail(f"{url}: no videofeed:firstframe event for the first card (index {start}) "
-                                       f"within {max(60, self.args.timeout):g} s", console))
+            raise SystemExit(self.fail(f"{url}: the first card did not play within {max(60, self.args.timeout):g} s",
+                                       console))
+        first = page.evaluate("performance.now()")
+        state = page.evaluate(STATE_JS)
         return context, page, console, state, first
 
     def fail(self, message, console=None):
@@ -233,9 +242,11 @@ class Bench:
         rng = random.Random(f"{args.seed}/neighbours")
         index = state["index"] if isinstance(state.get("index"), int) else 0
         rows = []
-        print(f"neighbour series: {args.base_url}, {total} items, first frame of item {index} at "
-              f"{first['t']:.0f} ms after navigation start", file=sys.stderr)
+        print(f"neighbour series: {args.base_url}, {total} items, item {index} playing "
+              f"{first:.0f} ms after navigation start", file=sys.stderr)
         lo, hi = args.dwell
+        visited = {index}
+        self.first_play_ms = {"neighbour": round(first, 1)}
         for n in range(args.swipes):
             dwell = rng.uniform(lo, hi)
             forward = index == 0 or rng.random() < args.next_share
@@ -250,6 +261,8 @@ class Bench:
                              listed is not None and expected < listed)
             row["n"] = n
             row["dwell_s"] = round(dwell, 3)
+            row["first_visit"] = expected not in visited
+            visited.add(expected)
             rows.append(row)
             if row["ms"] is None:
                 print(f"  swipe {n}: no first frame of item {expected} within {args.timeout:g} s "
@@ -270,13 +283,30 @@ class Bench:
         args = self.args
         url = args.cold_url or args.base_url
         total = feed_total(url)
+        if args.warm_listing:
+            # Every card's manifest made before the series (the listing's own cost is not the item's): the items
+            # stay cold — no poster or segment is made by listing.
+            started, cursor, pages = time.monotonic(), None, 0
+            while True:
+                status, body = http_get(url, "/api/feed?limit=50" + (f"&cursor={cursor}" if cursor else ""))
+                if status != 200:
+                    raise SystemExit(self.fail(f"{url}: /api/feed answered {status} while warming the listing"))
+                pages += 1
+                cursor = json.loads(body).get("next_cursor")
+                if not cursor:
+                    break
+            self.listing_warmed_s = round(time.monotonic() - started, 1)
+            print(f"cold series: listed all {total} items ({pages} pages of 50) in {self.listing_warmed_s} s "
+                  "before the series", file=sys.stderr)
         before = metrics(url)
         context, page, console, state, first = self.open(url)
         rng = random.Random(f"{args.seed}/cold")
         index = state["index"] if isinstance(state.get("index"), int) else 0
         visited = [index]
         rows = []
-        print(f"cold series: {url}, {total} items", file=sys.stderr)
+        self.first_play_ms["cold"] = round(first, 1)
+        print(f"cold series: {url}, {total} items, item {index} playing {first:.0f} ms after navigation start",
+              file=sys.stderr)
         lo, hi = args.dwell
 
         def distance(a, b):
@@ -320,6 +350,8 @@ def main():
     parser.add_argument("--cold-url", help="server for the cold-jump series (default BASE_URL)")
     parser.add_argument("--cold-jumps", type=int, default=20)
     parser.add_argument("--cold-stride", type=int, default=7)
+    parser.add_argument("--warm-listing", action="store_true",
+                        help="list the cold server's whole feed before the cold series (manifests made, items cold)")
     parser.add_argument("--next-share", type=float, default=0.85, help="share of ArrowDown among the swipes")
     parser.add_argument("--dwell", default="1-3", help="seconds on each item, LO-HI (seeded uniform)")
     parser.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for a first frame")
@@ -376,6 +408,8 @@ def main():
         "neighbour": series(neighbour_rows, neighbour_metrics),
         "neighbour_next": stats([r["_ms"] for r in down]),
         "neighbour_previous": stats([r["_ms"] for r in up]),
+        "neighbour_first_visit": stats([r["_ms"] for r in neighbour_rows if r["first_visit"]]),
+        "neighbour_revisit": stats([r["_ms"] for r in neighbour_rows if not r["first_visit"]]),
         "neighbour_hits_only": stats([r["_ms"] for r in neighbour_rows if r["hit"] is True]),
         "neighbour_misses_only": stats([r["_ms"] for r in neighbour_rows if r["hit"] is False]),
         "cold": series(cold_rows, cold_metrics),
@@ -383,6 +417,8 @@ def main():
         "cold_listed_before": stats([r["_ms"] for r in cold_rows if r["listed_before"]]),
         "cold_not_listed_before": stats([r["_ms"] for r in cold_rows if not r["listed_before"]]),
         "targets": {"neighbour_p95_ms": 100, "cold_p95_ms": 1500},
+        "first_play_after_navigation_ms": bench.first_play_ms,
+        "cold_listing_warmed_s": bench.listing_warmed_s,
         "console": (neighbour_console + cold_console)[:50],
     }
     n95 = summary["neighbour"].get("p95_ms")
@@ -402,14 +438,20 @@ def main():
     print(line("neighbour swipes", nb))
     print(line("  ArrowDown (next)", summary["neighbour_next"]))
     print(line("  ArrowUp (previous)", summary["neighbour_previous"]))
+    print(line("  item not visited before", summary["neighbour_first_visit"]))
+    print(line("  item visited before", summary["neighbour_revisit"]))
+    print(line("  server hit", summary["neighbour_hits_only"]))
+    print(line("  server miss", summary["neighbour_misses_only"]))
     print(line("  from before page.keyboard", nb["from_dispatch"]))
     print(line("  page's own ms", nb["page_reported"]))
     print(f"  server hit/miss (page lastSwipe.hit): {nb['page_hits']}/{nb['page_misses']}; /metrics change "
           f"{nb['server_metrics_delta']}")
+    print(f"  first card playing {bench.first_play_ms.get('neighbour')} ms after navigation start")
     print(line("cold jumps (#i=N)", cd))
     print(line("  listed before the jump", summary["cold_listed_before"]))
     print(line("  not listed before", summary["cold_not_listed_before"]))
     print(line("  page's own ms", cd["page_reported"]))
+    print(line("  server miss", summary["cold_server_miss_only"]))
     print(f"  server hit/miss (page lastSwipe.hit): {cd['page_hits']}/{cd['page_misses']}; /metrics change "
           f"{cd['server_metrics_delta']}")
     if neighbour_rows:
