@@ -86,7 +86,7 @@ test-sanitizers: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
 		$(SWIFT) test --sanitize=address --scratch-path .build-asan --filter 'MediaTests|videofeedTests|ThumbnailsTests'
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan \
-		--filter 'FeedTests|PrefetchTests|FeedPlayerTests|TwoDriversTests|ThumbnailsTests|TranscodingTests'
+		--filter 'FeedTests|PrefetchTests|FeedPlayerTests|TwoDriversTests|ThumbnailsTests|TranscodingTests|FeedServerTests'
 
 # Fuzzing and the soak are long jobs: both run under nice so they can share a machine.
 FUZZ_SECONDS ?= 600

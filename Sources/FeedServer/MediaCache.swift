@@ -1,5 +1,6 @@
 import EngineSupport
 import Foundation
+import Media
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,10 +8,11 @@ import Glibc
 /// The server's disk cache: files at relative paths under one folder, each written whole or not at all, with a size
 /// limit kept by evicting the least recently used files.
 ///
-/// - **Atomic.** A file is written under a temporary name in its own folder (`.<name>.tmp-<pid>-<n>`), then renamed:
-///   a reader — this process or another ``MediaCache`` on the same folder, such as a second `serve` replica on a
-///   shared volume — sees the whole file or none. Temporary files older than ten minutes are crash leftovers and
-///   are removed by the next scan.
+/// - **Atomic.** A file is written by `AtomicFile` (a temporary name in its own folder, then a rename): a reader —
+///   this process or another ``MediaCache`` on the same folder, such as a second `serve` replica on a shared volume
+///   — sees the whole file or none. Temporary files older than ten minutes are crash leftovers and are removed by the
+///   next scan (by age alone: on a shared volume the writer may be a process of another machine, whose pid means
+///   nothing here).
 /// - **LRU.** A read touches the file's modification time; eviction removes the oldest files until the total is
 ///   under 90 % of the limit. Each process keeps its own running total and rescans the folder when over the limit,
 ///   so replicas sharing a folder converge on the real size.
@@ -86,29 +88,15 @@ public final class MediaCache: Sendable {
     public func write(_ key: String, _ bytes: [UInt8]) throws {
         guard let path = path(key) else { throw CacheError(key: key, reason: "not a relative path") }
         let folder = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
             throw CacheError(key: key, reason: "cannot create its folder: \(error.localizedDescription)")
         }
-        let n = state.withLock { s -> Int in s.counter += 1; return s.counter }
-        let temporary = "\(folder)/.\(name).tmp-\(getpid())-\(n)"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw CacheError(key: key, reason: String(cString: strerror(errno))) }
-        var written = 0
-        var failure: Int32 = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, bytes.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { failure = errno; break }
-            written += n
-        }
-        close(fd)
-        guard failure == 0, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(failure != 0 ? failure : errno))
-            unlink(temporary)
-            throw CacheError(key: key, reason: reason)
+        do {
+            try AtomicFile.write(bytes, to: path)
+        } catch {
+            throw CacheError(key: key, reason: String(describing: error))
         }
         let over = state.withLock { s -> Bool in
             s.bytes += Int64(bytes.count)
