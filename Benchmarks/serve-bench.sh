@@ -13,12 +13,14 @@
 # 3. runs `videofeed transcode` over the feed (the batch the load test compares every served segment with);
 # 4. swipe benchmark (scripts/serve-swipe-bench.py): `serve` on a free port with a fresh cache, SWIPES neighbour
 #    swipes in Chromium (1-3 s dwell); then, that server stopped, a second `serve` with a fresh cache on the long
-#    feed for COLD_JUMPS cold jumps (#i=N);
-# 5. load test (scripts/serve-load.py): a third `serve` with a fresh cache, VIEWERS viewers for LOAD_SECONDS seconds,
+#    feed for COLD_JUMPS cold jumps (#i=N) after the script listed the whole feed (every manifest made, no item
+#    prepared: the judged figure is the cold item's, not the listing's); then a third for DEEP_JUMPS jumps with
+#    nothing listed beforehand (a deep link: the page lists its way to the item), reported beside it;
+# 5. load test (scripts/serve-load.py): a fourth `serve` with a fresh cache, VIEWERS viewers for LOAD_SECONDS seconds,
 #    its resident memory sampled through --pid;
 # 6. prints the figures against the targets and writes them (JSON of each part, server logs) into $WORK.
 #
-# Knobs (environment): SWIPES=200 COLD_JUMPS=20 COLD_STRIDE=7 VIEWERS=20 LOAD_SECONDS=120 SEED=1 ITEMS=16 COLD_ITEMS=150
+# Knobs (environment): SWIPES=200 COLD_JUMPS=20 COLD_STRIDE=7 DEEP_JUMPS=6 VIEWERS=20 LOAD_SECONDS=120 SEED=1 ITEMS=16 COLD_ITEMS=150
 # MEDIA=../shared/media WORK=(mktemp) SKIP_BUILD=1 (use the release binary as built) BIN=path (another videofeed).
 # Exit status: 0 every target met, 1 a target missed or a check failed, 2 the benchmark could not run.
 set -euo pipefail
@@ -28,6 +30,7 @@ cd "$ROOT"
 SWIPES=${SWIPES:-200}
 COLD_JUMPS=${COLD_JUMPS:-20}
 COLD_STRIDE=${COLD_STRIDE:-7}
+DEEP_JUMPS=${DEEP_JUMPS:-6}
 VIEWERS=${VIEWERS:-20}
 LOAD_SECONDS=${LOAD_SECONDS:-120}
 SEED=${SEED:-1}
@@ -121,6 +124,7 @@ start_server() {  # NAME FEED: serve FEED on a free port with a fresh cache; set
     rm -rf "$WORK/cache-$name"
     "$B" serve "$feed" --port 0 --cache "$WORK/cache-$name" >"$WORK/serve-$name.out" 2>"$WORK/serve-$name.log" &
     SERVER_PID=$!
+    SERVER_NAME=$name
     for _ in $(seq 100); do
         grep -q '^listening on ' "$WORK/serve-$name.out" 2>/dev/null && break
         kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/serve-$name.log" >&2; exit 2; }
@@ -130,10 +134,20 @@ start_server() {  # NAME FEED: serve FEED on a free port with a fresh cache; set
     [ -n "$URL" ] || { echo "serve-bench: serve $name did not start" >&2; exit 2; }
     echo "serve $name: $URL (pid $SERVER_PID, cache $WORK/cache-$name)"
 }
-stop_server() {
+EARLY_EXITS=
+stop_server() {  # stops the phase's server; one that is gone already voids the phase (its log is printed)
     if [ -n "$SERVER_PID" ]; then
-        kill -TERM "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
+        if kill -0 "$SERVER_PID" 2>/dev/null; then
+            kill -TERM "$SERVER_PID" 2>/dev/null || true
+            wait "$SERVER_PID" 2>/dev/null || true
+        else
+            local status=0
+            wait "$SERVER_PID" 2>/dev/null || status=$?
+            echo "serve-bench: serve $SERVER_NAME (pid $SERVER_PID) exited by itself before the end of its phase," \
+                "status $status$([ "$status" -gt 128 ] && echo " (signal $((status - 128)))"); its log:" >&2
+            grep -v CancellationError "$WORK/serve-$SERVER_NAME.log" | tail -20 >&2
+            EARLY_EXITS="$EARLY_EXITS $SERVER_NAME"
+        fi
         SERVER_PID=
     fi
 }
@@ -149,15 +163,25 @@ set -e
 stop_server
 [ "$SWIPE_STATUS" -le 1 ] || { echo "serve-bench: the swipe benchmark could not run (status $SWIPE_STATUS); going on" >&2; rm -f "$WORK/swipe.json"; }
 
-say "swipe benchmark: $COLD_JUMPS cold jumps"
+say "swipe benchmark: $COLD_JUMPS cold jumps (the whole listing made first)"
 start_server cold "$WORK/cold-feed.json"
 set +e
 python3 scripts/serve-swipe-bench.py "$URL" --swipes 0 --cold-jumps "$COLD_JUMPS" --cold-stride "$COLD_STRIDE" \
-    --seed "$SEED" --json "$WORK/cold.json"
+    --warm-listing --seed "$SEED" --json "$WORK/cold.json"
 COLD_STATUS=$?
 set -e
 stop_server
 [ "$COLD_STATUS" -le 1 ] || { echo "serve-bench: the cold-jump benchmark could not run (status $COLD_STATUS); going on" >&2; rm -f "$WORK/cold.json"; }
+
+if [ "$DEEP_JUMPS" -gt 0 ]; then
+    say "swipe benchmark: $DEEP_JUMPS cold jumps with nothing listed beforehand (deep links)"
+    start_server deep "$WORK/cold-feed.json"
+    set +e
+    python3 scripts/serve-swipe-bench.py "$URL" --swipes 0 --cold-jumps "$DEEP_JUMPS" --cold-stride "$COLD_STRIDE" \
+        --seed "$SEED" --json "$WORK/deep.json"
+    set -e
+    stop_server
+fi
 
 # --- 5. load -------------------------------------------------------------------------------------------------------
 say "load test: $VIEWERS viewers, $LOAD_SECONDS s"
@@ -172,7 +196,7 @@ stop_server
 
 # --- 6. the figures ------------------------------------------------------------------------------------------------
 say "figures"
-python3 - "$WORK" "$B" <<'EOF'
+EARLY_EXITS="$EARLY_EXITS" python3 - "$WORK" "$B" <<'EOF'
 import json, os, subprocess, sys
 work, binary = sys.argv[1], sys.argv[2]
 def read(name):
@@ -213,7 +237,15 @@ print("| judged | target | measured | |")
 print("| --- | --- | --- | --- |")
 for name, target, measured, ok in rows:
     print(f"| {name} | {target} | {measured} | {'met' if ok else 'MISSED' if ok is False else '-'} |")
+deep = read("deep.json")
+if deep and deep["cold"].get("count"):
+    d = deep["cold"]
+    print(f"deep links (cold jumps, nothing listed beforehand, not judged): p50 {fmt(d.get('p50_ms'))} / p95 "
+          f"{fmt(d.get('p95_ms'))} / max {fmt(d.get('max_ms'))} ms over {d['count']}")
+if os.environ.get("EARLY_EXITS", "").strip():
+    print(f"VOID: the server of phase(s) {os.environ['EARLY_EXITS'].strip()} exited by itself before the end")
+    rows.append(("servers stayed up", "all", os.environ["EARLY_EXITS"].strip(), False))
 print("peer: Media3's preload manager is reported at 200-500 ms to first frame for a preloaded item on phones")
-print(f"files: {work}/swipe.json, {work}/cold.json, {work}/load.json, {work}/serve-*.log")
+print(f"files: {work}/swipe.json, {work}/cold.json, {work}/deep.json, {work}/load.json, {work}/serve-*.log")
 sys.exit(0 if all(ok for *_, ok in rows if ok is not None) else 1)
 EOF

@@ -166,7 +166,8 @@ class WebSocket:
 class Results:
     def __init__(self):
         self.lock = threading.Lock()
-        self.records = []          # (kind, status, seconds, bytes, path)
+        self.records = []          # (kind, status, seconds, bytes, path, start offset)
+        self.t0 = time.monotonic()
         self.failures = []         # text
         self.mismatches = []       # text
         self.identity_checked = 0
@@ -178,8 +179,10 @@ class Results:
         self.windows = 0
 
     def record(self, kind, status, seconds, size, path):
+        # (kind, status, seconds, bytes, path, start in seconds from the run's start)
+        started = time.monotonic() - seconds - self.t0
         with self.lock:
-            self.records.append((kind, status, seconds, size, path))
+            self.records.append((kind, status, seconds, size, path, started))
 
     def fail(self, text):
         with self.lock:
@@ -637,10 +640,11 @@ def main():
     results = Results()
     batch = BatchFiles(args.batch)
     before = metrics(args.base_url)
-    rss = {"peak": 0, "samples": 0, "hwm": None, "first": None}
+    rss = {"peak": 0, "samples": 0, "hwm": None, "first": None, "series": []}
     done = threading.Event()
 
     def sample():
+        t0 = time.monotonic()
         while not done.is_set():
             values = read_status(args.pid)
             if values:
@@ -648,6 +652,9 @@ def main():
                 rss["samples"] += 1
                 if rss["first"] is None:
                     rss["first"] = values.get("VmRSS")
+                if rss["samples"] % 4 == 1:   # one a second in the JSON
+                    rss["series"].append((round(time.monotonic() - t0, 1),
+                                          round(values.get("VmRSS", 0) / 1048576, 1)))
             done.wait(0.25)
 
     sampler = threading.Thread(target=sample, daemon=True) if args.pid else None
@@ -671,14 +678,15 @@ def main():
         rss["hwm"] = values.get("VmHWM")
         rss["peak"] = max(rss["peak"], values.get("VmRSS", 0))
     after = metrics(args.base_url)
+    alive = bool(after) and (not args.pid or read_status(args.pid) is not None)
 
     # Summary ------------------------------------------------------------------------------------------------------
     records = results.records
     kinds = {}
-    for kind, status, seconds, size, path in records:
+    for kind, status, seconds, size, path, _ in records:
         kinds.setdefault(kind, []).append((status, seconds, size))
     statuses = {}
-    for _, status, _, _, _ in records:
+    for _, status, _, _, _, _ in records:
         statuses[str(status)] = statuses.get(str(status), 0) + 1
     server_errors = [r for r in records if isinstance(r[1], int) and r[1] >= 500]
     stalled = [r for r in records if r[2] > args.stall]
@@ -703,13 +711,17 @@ def main():
         "no_failed_request": not results.failures,
         "segments_identical": not results.mismatches and results.identity_checked > 0,
     }
+    checks["server_alive_at_end"] = alive
     if args.pid:
         checks["rss_within_limit"] = peak is not None and peak <= args.rss_limit_mib * 1024 * 1024
     summary = {
         "base_url": args.base_url, "viewers": args.viewers, "seconds": args.seconds, "wall_seconds": round(wall, 1),
         "seed": args.seed, "requests": len(records), "statuses": statuses, "per_kind": per_kind,
         "server_errors": len(server_errors), "over_stall": len(stalled), "stall_seconds": args.stall,
-        "stalled": [{"kind": k, "status": s, "ms": round(1000 * t), "path": p} for k, s, t, _, p in stalled[:50]],
+        "stalled": [{"kind": k, "status": s, "ms": round(1000 * t), "path": p, "started_s": round(at, 1)}
+                    for k, s, t, _, p, at in sorted(stalled, key=lambda r: r[5])[:100]],
+        "over_stall_by_start": {"first_30_s": sum(1 for r in stalled if r[5] < 30),
+                                "after_30_s": sum(1 for r in stalled if r[5] >= 30)},
         "failures": len(results.failures), "failure_examples": results.failures[:20],
         "identity_checked": results.identity_checked, "mismatches": len(results.mismatches),
         "files_checked": len(results.checked_files), "files_mismatched": len(results.mismatch_files),
@@ -720,7 +732,7 @@ def main():
         "rss": None if not args.pid else {
             "peak_vmrss_mib": round(rss["peak"] / 1048576, 1), "vmhwm_mib": round((rss["hwm"] or 0) / 1048576, 1),
             "first_vmrss_mib": round((rss["first"] or 0) / 1048576, 1), "samples": rss["samples"],
-            "limit_mib": args.rss_limit_mib},
+            "limit_mib": args.rss_limit_mib, "series_s_mib": rss["series"]},
         "server_metrics_delta": delta,
         "checks": checks, "passed": all(checks.values()),
     }
@@ -737,15 +749,23 @@ def main():
           f"{len(results.failures)}; identity: {results.identity_checked} files/ranges checked, "
           f"{len(results.mismatches)} mismatches ({len(results.mismatch_files)} of "
           f"{len(results.checked_files)} distinct files)")
-    for r in stalled[:10]:
-        print(f"    slow: {r[0]} {r[1]} {r[2] * 1000:.0f} ms {r[4]}")
+    if stalled:
+        print(f"    over {args.stall:g} s by start: {sum(1 for r in stalled if r[5] < 30)} started in the first 30 s, "
+              f"{sum(1 for r in stalled if r[5] >= 30)} later")
+    for r in sorted(stalled, key=lambda r: -r[2])[:10]:
+        print(f"    slow: {r[0]} {r[1]} {r[2] * 1000:.0f} ms {r[4]} (started at {r[5]:.1f} s)")
     for text in results.failures[:10]:
         print(f"    failed: {text}")
     for text in results.mismatches[:10]:
         print(f"    mismatch: {text}")
     if args.pid:
         print(f"  server memory: peak VmRSS {rss['peak'] / 1048576:.1f} MiB, VmHWM {(rss['hwm'] or 0) / 1048576:.1f}"
-              f" MiB (limit {args.rss_limit_mib:g} MiB; {rss['samples']} samples)")
+              f" MiB (limit {args.rss_limit_mib:g} MiB; {rss['samples']} samples; VmRSS at the start "
+              f"{(rss['first'] or 0) / 1048576:.1f} MiB)")
+        series = rss["series"]
+        if series:
+            marks = [series[min(len(series) - 1, int(len(series) * q))] for q in (0, 0.25, 0.5, 0.75, 1.0)]
+            print("  VmRSS over the run: " + ", ".join(f"{mib:.0f} MiB at {t:.0f} s" for t, mib in marks))
     if delta:
         print("  server metrics (change): " + ", ".join(f"{k} {v:g}" for k, v in delta.items()))
     print("  checks: " + ", ".join(f"{k} {'ok' if v else 'FAILED'}" for k, v in checks.items()))

@@ -118,7 +118,7 @@ def http_get(base_url, path):
 def metrics(base_url):
     try:
         status, body = http_get(base_url, "/metrics")
-    except OSError:
+    except (OSError, http.client.HTTPException):
         return {}
     if status != 200:
         return {}
@@ -134,6 +134,8 @@ def metrics(base_url):
 
 
 def prefetch_delta(before, after):
+    if not before or not after:
+        return {"unavailable": True}
     out = {}
     for key in ("videofeed_prefetch_hits_total", "videofeed_prefetch_misses_total",
                 "videofeed_segments_transcoded_total", "videofeed_jobs_cancelled_total"):
@@ -233,6 +235,29 @@ class Bench:
             "_ms": ms,
         }
 
+    def alive(self, url, when):
+        """The series is void if the server went away (the page can go on from Chromium's memory cache)."""
+        try:
+            status, _ = http_get(url, "/healthz")
+            if status == 200:
+                return
+        except (OSError, http.client.HTTPException) as error:
+            status = error
+        raise SystemExit(self.fail(f"{url} does not answer /healthz {when} ({status}): the server went away, "
+                                   "the series is void"))
+
+    def attach_hits(self, page, rows, sources):
+        """The server's `swipe` answer may come after the first frame: take each swipe's hit from the page's
+        `videofeed.swipes` at the end of the series (in order, the page's swipes of these input sources)."""
+        swipes = page.evaluate("() => (window.videofeed.swipes || []).map(s => ({index: s.index, hit: s.hit, "
+                               "source: s.source, at: s.at}))")
+        swipes = [s for s in swipes if s.get("source") in sources]
+        if len(swipes) < len(rows):
+            return
+        for row, swipe in zip(rows, swipes[len(swipes) - len(rows):]):
+            if swipe.get("index") == row["to"] and swipe.get("hit") is not None:
+                row["hit"] = swipe["hit"]
+
     # Series -----------------------------------------------------------------------------------------------------------
     def neighbours(self):
         args = self.args
@@ -274,7 +299,12 @@ class Bench:
             if args.verbose:
                 print(f"  {n:3d} {row['action']:<9} -> {expected:3d}  {row['ms']} ms  hit {row['hit']}",
                       file=sys.stderr)
+            if n % 20 == 19:
+                self.alive(args.base_url, f"after {n + 1} swipes")
             time.sleep(max(0.0, dwell - (time.monotonic() - started)))
+        time.sleep(1.0)
+        self.alive(args.base_url, f"at the end of the {len(rows)} swipes")
+        self.attach_hits(page, rows, ("key",))
         after = metrics(args.base_url)
         context.close()
         return rows, prefetch_delta(before, after), console
@@ -335,6 +365,8 @@ class Bench:
                       file=sys.stderr)
             index = target
         time.sleep(1.0)
+        self.alive(url, f"at the end of the {len(rows)} jumps")
+        self.attach_hits(page, rows, ("hash",))
         after = metrics(url)
         context.close()
         return rows, prefetch_delta(before, after), console
@@ -400,6 +432,14 @@ def main():
         out["media_errors"] = sum(len(r["errors"]) for r in rows)
         return out
 
+    def by_source(rows):
+        """Per source clip (public_id without its repeat suffix _N): the frame rate of a clip shows here."""
+        groups = {}
+        for r in rows:
+            key = (r.get("public_id") or "?").rsplit("_", 1)[0]
+            groups.setdefault(key, []).append(r["_ms"])
+        return {k: stats(v) for k, v in sorted(groups.items())}
+
     down = [r for r in neighbour_rows if r["action"] == "ArrowDown"]
     up = [r for r in neighbour_rows if r["action"] == "ArrowUp"]
     summary = {
@@ -416,6 +456,8 @@ def main():
         "cold_server_miss_only": stats([r["_ms"] for r in cold_rows if r["hit"] is False]),
         "cold_listed_before": stats([r["_ms"] for r in cold_rows if r["listed_before"]]),
         "cold_not_listed_before": stats([r["_ms"] for r in cold_rows if not r["listed_before"]]),
+        "neighbour_by_source": by_source(neighbour_rows),
+        "cold_by_source": by_source(cold_rows),
         "targets": {"neighbour_p95_ms": 100, "cold_p95_ms": 1500},
         "first_play_after_navigation_ms": bench.first_play_ms,
         "cold_listing_warmed_s": bench.listing_warmed_s,
@@ -428,8 +470,8 @@ def main():
 
     def line(name, s):
         if not s.get("count"):
-            return f"  {name:<28} none"
-        return (f"  {name:<28} {s['count']:>4}  p50 {s['p50_ms']!s:>8} ms  p95 {s['p95_ms']!s:>8} ms  "
+            return f"  {name:<34} none"
+        return (f"  {name:<34} {s['count']:>4}  p50 {s['p50_ms']!s:>8} ms  p95 {s['p95_ms']!s:>8} ms  "
                 f"max {s['max_ms']!s:>8} ms" + (f"  ({s['timeouts']} without a first frame)" if s["timeouts"] else ""))
 
     print(f"serve-swipe-bench: Chromium {version}, 405x720 @2x, seed {args.seed}, dwell {args.dwell[0]:g}-"
@@ -446,6 +488,8 @@ def main():
     print(line("  page's own ms", nb["page_reported"]))
     print(f"  server hit/miss (page lastSwipe.hit): {nb['page_hits']}/{nb['page_misses']}; /metrics change "
           f"{nb['server_metrics_delta']}")
+    for name, st in summary["neighbour_by_source"].items():
+        print(line("  " + name, st))
     print(f"  first card playing {bench.first_play_ms.get('neighbour')} ms after navigation start")
     print(line("cold jumps (#i=N)", cd))
     print(line("  listed before the jump", summary["cold_listed_before"]))
