@@ -8,7 +8,7 @@ APT_PACKAGES := libavformat-dev libavfilter-dev libavcodec-dev libswresample-dev
                 pkg-config ffmpeg
 BENCH_TOOLS  := hyperfine ffmpegthumbnailer
 
-.PHONY: all deps bench-deps browser-deps build release demo test test-sanitizers fuzz soak fixtures conformance bench bench-transcode policylab clean help
+.PHONY: all deps bench-deps browser-deps build release demo serve test test-sanitizers fuzz soak fixtures conformance bench bench-transcode policylab clean help
 
 all: build
 
@@ -17,6 +17,8 @@ help:
 	@echo "                     thumbnails and cards into $(DEMO_OUT)/thumbs/, renditions into $(DEMO_OUT)/renditions/"
 	@echo "make test            install what is missing, run the whole test suite (swift test) and play the"
 	@echo "                     transcoder's outputs in headless Chromium (scripts/browser-test.sh)"
+	@echo "make serve           release build, then videofeed serve on Fixtures/serve/feed.json at http://127.0.0.1:8080/"
+	@echo "                     (PORT=..., SOURCE=... to change; the page, API and design in docs/serve.md)"
 	@echo "make test-sanitizers ASan: Media, Thumbnails and CLI suites; TSan: Feed, Prefetch, FeedPlayer, Thumbnails,"
 	@echo "                     Transcoding"
 	@echo "make fuzz            libFuzzer + ASan over the Media layer for FUZZ_SECONDS (default 600), under nice"
@@ -62,6 +64,12 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
+# The web feed for a person to scroll: open http://127.0.0.1:$(PORT)/ (Ctrl-C stops it).
+PORT   ?= 8080
+SOURCE ?= Fixtures/serve/feed.json
+serve: release
+	$$($(SWIFT) build -c release --show-bin-path)/videofeed serve $(SOURCE) --port $(PORT) --cache serve-cache
+
 demo: release
 	$$($(SWIFT) build -c release --show-bin-path)/videofeed demo --out $(DEMO_OUT)
 	$$($(SWIFT) build -c release --show-bin-path)/videofeed thumbs --out $(DEMO_OUT)/thumbs
@@ -73,6 +81,7 @@ demo: release
 test: deps browser-deps
 	$(SWIFT) test
 	bash scripts/browser-test.sh
+	bash scripts/serve-check.sh
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter LeakTests
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter CancellationTests
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter RemoteFaultTests

@@ -8,6 +8,7 @@
 #   rotated_phone.mp4  H.264 stored 480x272 + display matrix (90 deg clockwise), AAC-LC stereo 44.1 kHz
 #   hdr10_pq.mp4       HEVC Main10 BT.2020 / SMPTE 2084 (PQ), VUI + colr + mastering display + MaxCLL, AAC 48 kHz
 #   hlg.mp4            HEVC Main10 BT.2020 / ARIB STD-B67 (HLG), VUI + colr, no audio
+#   hdr10_rotated_phone.mp4  HEVC Main10 PQ stored 320x180 + display matrix (90 deg clockwise), AAC stereo 48 kHz
 #   interlaced.ts      MPEG-2 720x576i25 top field first (50 fields/s of motion), MP2 stereo, MPEG-TS
 #   mono_22k.mkv       H.264 + mono AAC at 22.05 kHz
 #   surround.mp4       H.264 + 5.1 AAC at 48 kHz
@@ -40,7 +41,7 @@ start=$(date +%s)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-FILES=(rotated_phone.mp4 hdr10_pq.mp4 hlg.mp4 interlaced.ts mono_22k.mkv surround.mp4 anamorphic.mkv long_gop_b.mp4)
+FILES=(rotated_phone.mp4 hdr10_pq.mp4 hlg.mp4 hdr10_rotated_phone.mp4 interlaced.ts mono_22k.mkv surround.mp4 anamorphic.mkv long_gop_b.mp4)
 rm -f "${FILES[@]}"
 
 # ---------------------------------------------------------------------------
@@ -219,9 +220,9 @@ MAX_CLL="100,83"
 # The round trip is not exact even before encoding: 4:2:0 chroma in a non-constant-luminance PQ/HLG signal and
 # 10-bit rounding on the steep part of the curve bring testsrc2 back ~5% brighter (x265 adds ~1-2%); a wrong
 # conversion (no inverse transfer, another npl, PQ read as BT.709) is off by 20% or more.
-check_hdr_roundtrip() { # file
-  local f=$1 sdr back naive
-  sdr=$(mean_y "lavfi:$SDR_SRC" 1 "format=gbrp,zscale=tin=bt709:pin=bt709:min=gbr:t=bt709:p=bt709:m=bt709:r=tv")
+check_hdr_roundtrip() { # file [sdr source graph, default $SDR_SRC]
+  local f=$1 src=${2:-$SDR_SRC} sdr back naive
+  sdr=$(mean_y "lavfi:$src" 1 "format=gbrp,zscale=tin=bt709:pin=bt709:min=gbr:t=bt709:p=bt709:m=bt709:r=tv")
   back=$(mean_y "$f" 1 "zscale=t=bt709:p=bt709:m=bt709:r=tv:npl=100")
   naive=$(mean_y "$f" 1 "")
   expect_between "$f" "mean luma after HDR->SDR (SDR source: $sdr)" "$back" \
@@ -270,6 +271,67 @@ check_vui hlg.mp4 bt2020 arib-std-b67 bt2020nc
 check_colr_box hlg.mp4 9 18 9
 check_no_audio hlg.mp4
 check_hdr_roundtrip hlg.mp4
+
+# ---------------------------------------------------------------------------
+# hdr10_rotated_phone.mp4
+# ---------------------------------------------------------------------------
+log "hdr10_rotated_phone.mp4"
+# What a recent phone records in HDR held upright: HEVC Main 10 PQ, stored landscape with a display matrix. The
+# UPRIGHT picture is portrait 180x320 (testsrc2 plus the white 40x40 square top-left of rotated_phone.mp4), stored
+# turned 90 deg counter-clockwise (320x180) and graded into PQ as hdr10_pq.mp4 is (SDR white at npl=100), with the
+# same HDR10 static metadata; the rotate tag is written on a stream copy as for rotated_phone.mp4. So a transcode
+# must both turn it upright and tone-map it.
+PHONE_SDR_SRC="testsrc2=size=180x320:rate=25:duration=2,drawbox=x=0:y=0:w=40:h=40:color=0xFFFFFF@1:t=fill"
+"${FF[@]}" -f lavfi -i "$PHONE_SDR_SRC,transpose=cclock,format=gbrp,zscale=tin=bt709:pin=bt709:min=gbr:t=smpte2084:p=bt2020:m=bt2020nc:r=tv:npl=100,format=yuv420p10le" \
+  -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=2" \
+  -f lavfi -i "sine=frequency=660:sample_rate=48000:duration=2" \
+  -filter_complex "$(STEREO_JOIN 1 2)" -map 0:v -map "[a]" \
+  -c:v libx265 -preset fast -crf 26 -pix_fmt yuv420p10le -profile:v main10 -tag:v hvc1 \
+  -color_primaries bt2020 -color_trc smpte2084 -colorspace bt2020nc -color_range tv \
+  -x265-params "$X265_PARAMS:colorprim=bt2020:transfer=smpte2084:colormatrix=bt2020nc:range=limited:master-display=$MASTER_DISPLAY:max-cll=$MAX_CLL" \
+  -c:a aac -b:a 64k -ar 48000 "${DET[@]}" "$TMP/hdr_phone_stored.mp4"
+ok=""
+for value in 270 90; do
+  "${FF[@]}" -i "$TMP/hdr_phone_stored.mp4" -map 0 -c copy -tag:v hvc1 -metadata:s:v:0 rotate="$value" \
+    "${DET[@]}" hdr10_rotated_phone.mp4
+  if [[ "$(probe hdr10_rotated_phone.mp4 v:0 stream_side_data=rotation | tr -d ' \n')" == "-90" ]]; then ok=1; break; fi
+done
+[[ -n "$ok" ]] || die "hdr10_rotated_phone.mp4: no spelling of the rotate tag gives a display matrix of -90"
+check_common hdr10_rotated_phone.mp4 1.95 2.1
+check_video hdr10_rotated_phone.mp4 hevc 320 180 yuv420p10le
+expect hdr10_rotated_phone.mp4 "profile,tag,avg_frame_rate" \
+  "$(probe hdr10_rotated_phone.mp4 v:0 stream=profile,codec_tag_string,avg_frame_rate | paste -sd, -)" "Main 10,hvc1,25/1"
+check_color hdr10_rotated_phone.mp4 bt2020 smpte2084 bt2020nc tv
+check_vui hdr10_rotated_phone.mp4 bt2020 smpte2084 bt2020nc
+check_colr_box hdr10_rotated_phone.mp4 9 16 9
+expect hdr10_rotated_phone.mp4 "first frame's HDR side data" \
+  "$(ffprobe -v error -select_streams v:0 -read_intervals '%+#1' -show_entries frame_side_data=side_data_type,max_luminance,max_content,max_average \
+     -of default=nw=1 hdr10_rotated_phone.mp4 | grep -v 'User Data Unregistered' | grep -v 'Display Matrix' | paste -sd, -)" \
+  "side_data_type=Mastering display metadata,max_luminance=10000000/10000,side_data_type=Content light level metadata,max_content=100,max_average=83"
+check_audio hdr10_rotated_phone.mp4 aac 2 48000 stereo
+check_distinct_channels hdr10_rotated_phone.mp4 2
+check_hdr_roundtrip hdr10_rotated_phone.mp4 "$PHONE_SDR_SRC"
+# Where the white square is once converted back to SDR: bottom-left of the stored frame, top-left once autorotated
+# to 180x320 (the PQ code values of SDR white are mid-grey, so the corners are read after zscale to BT.709).
+python3 - <<'PY' || exit 1
+import re, subprocess, sys
+def grab(*opts):
+    r = subprocess.run(["ffmpeg", "-nostdin", "-v", "info", *opts, "-i", "hdr10_rotated_phone.mp4", "-frames:v", "1",
+                        "-vf", "zscale=t=bt709:p=bt709:m=bt709:r=tv:npl=100,format=rgb24",
+                        "-f", "rawvideo", "-y", "/dev/stdout"], capture_output=True)
+    m = re.search(rb"Output #0.*?Video: rawvideo[^\n]*?, (\d+)x(\d+)", r.stderr, re.S)
+    w, h = int(m.group(1)), int(m.group(2))
+    px = lambda x, y: tuple(r.stdout[(y * w + x) * 3:(y * w + x) * 3 + 3])
+    white = lambda p: min(p) > 200
+    return (w, h), {k: white(p) for k, p in {"TL": px(20, 20), "TR": px(w - 21, 20), "BL": px(20, h - 21),
+                                           "BR": px(w - 21, h - 21)}.items()}
+for opts, size, corner in ((["-noautorotate"], (320, 180), "BL"), ([], (180, 320), "TL")):
+    got_size, whites = grab(*opts)
+    want = {k: k == corner for k in whites}
+    if got_size != size or whites != want:
+        sys.exit(f"generate.sh: FAILED: hdr10_rotated_phone.mp4 {' '.join(opts) or 'autorotated'}: {got_size} "
+                 f"white={whites}, wanted {size} white only at {corner}")
+PY
 
 # ---------------------------------------------------------------------------
 # interlaced.ts

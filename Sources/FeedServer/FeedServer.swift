@@ -164,9 +164,15 @@ public struct FeedServer: Sendable {
                         body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
+    /// The error of an item that cannot be played, as a card shows it: naming the item by public ID and file name,
+    /// never by the server's own paths, and without secrets.
     static func itemError(_ entry: ServedCatalog.Entry, _ error: any Error) -> String {
-        let text = Redaction.redacted(String(describing: error))
-        return text.contains(entry.item.publicID) ? text : "\(entry.item.publicID): \(text)"
+        var text = String(describing: error)
+        if entry.item.source.isFileURL {
+            text = text.replacingOccurrences(of: entry.path, with: (entry.path as NSString).lastPathComponent)
+        }
+        text = Redaction.redacted(text)
+        return text.hasPrefix(entry.item.publicID) ? text : "\(entry.item.publicID): \(text)"
     }
 
     // MARK: - Media
@@ -182,27 +188,12 @@ public struct FeedServer: Sendable {
             }
             parts.append(decoded)
         }
-        var folder: String? = nil, file = ""
-        for split in stride(from: parts.count - 1, to: 0, by: -1) {
-            let candidate = parts[0..<split].joined(separator: "/")
-            if await engine.catalog.knows(folder: candidate) {
-                folder = candidate
-                file = parts[split...].joined(separator: "/")
-                break
-            }
-        }
-        if folder == nil {
-            // Not listed by this process (another replica listed it, or the server restarted): find it in the feed.
-            for split in stride(from: parts.count - 1, to: 0, by: -1) {
-                let candidate = parts[0..<split].joined(separator: "/")
-                if await engine.catalog.resolve(folder: candidate) {
-                    folder = candidate
-                    file = parts[split...].joined(separator: "/")
-                    break
-                }
-            }
-        }
-        guard let folder else { return plain(.notFound, "not found\n") }
+        // The folder is listed by this process, or else (another replica listed it, or the server restarted) found
+        // in the feed.
+        let catalog = engine.catalog
+        var found = await Self.split(parts) { await catalog.knows(folder: $0) }
+        if found == nil { found = await Self.split(parts) { await catalog.resolve(folder: $0) } }
+        guard let (folder, file) = found else { return plain(.notFound, "not found\n") }
         let engine = self.engine, name = file
         // The work is cancelled when the client goes away (a viewer that swiped on, a closed tab).
         let work = Task { @Sendable in try await engine.bytes(folder: folder, file: name) }
@@ -228,6 +219,16 @@ public struct FeedServer: Sendable {
             engine.metrics.filesServed.increment()
         }
         return response
+    }
+
+    /// The item folder and file that `parts` name: the longest leading run of components that `isFolder`, and the
+    /// rest. Nil when none is.
+    static func split(_ parts: [String], isFolder: (String) async -> Bool) async -> (folder: String, file: String)? {
+        for split in stride(from: parts.count - 1, to: 0, by: -1) {
+            let candidate = parts[0..<split].joined(separator: "/")
+            if await isFolder(candidate) { return (candidate, parts[split...].joined(separator: "/")) }
+        }
+        return nil
     }
 
     static func mimeType(_ file: String) -> String {

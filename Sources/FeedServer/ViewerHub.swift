@@ -27,7 +27,9 @@ public final class ViewerHub: Sendable {
 
     private struct Viewer {
         var box: (width: Int, height: Int) = (720, 1280)
-        /// The rendition the page said it plays, by name (used when the item has it).
+        /// Whether the page said its box (then the box rule decides, as on the page).
+        var knowsBox = false
+        /// The rendition the page said it plays, by name (used when the box is not known and the item has it).
         var rendition: String? = nil
         var current: Int? = nil
         var time: Double = 0
@@ -61,19 +63,23 @@ public final class ViewerHub: Sendable {
         engine.metrics.viewers.set(Double(viewers.withLock { $0.count }))
     }
 
-    /// The viewer's display box in device pixels and the rendition it plays by name, when it says: together they
-    /// decide which rendition's segments are made ahead for it.
+    /// The viewer's display box in device pixels and the rendition it plays by name, when it says: they decide which
+    /// rendition's segments are made ahead for it (the box, by the page's own rule, when it is given).
     public func hello(_ viewer: Int, width: Int?, height: Int?, rendition: String?) {
         viewers.withLock { v in
-            if let width, let height { v[viewer]?.box = (max(1, width), max(1, height)) }
+            if let width, let height {
+                v[viewer]?.box = (max(1, width), max(1, height))
+                v[viewer]?.knowsBox = true
+            }
             if let rendition { v[viewer]?.rendition = rendition }
         }
     }
 
-    /// The rendition `viewer` plays of an item with `manifest`: the one it named, else the one for its box.
+    /// The rendition `viewer` plays of an item with `manifest`: by the box rule the page applies per item when the
+    /// box is known; else the one it named, when the item has it; else the one for the default box.
     private func rendition(_ manifest: ItemManifest, for viewer: Viewer) -> Int {
-        viewer.rendition.flatMap(manifest.rendition(named:))
-            ?? manifest.rendition(forBox: viewer.box.width, viewer.box.height)
+        if !viewer.knowsBox, let named = viewer.rendition.flatMap(manifest.rendition(named:)) { return named }
+        return manifest.rendition(forBox: viewer.box.width, viewer.box.height)
     }
 
     /// The viewer is at `index` with its playhead at `time` seconds: re-plans its prefetch, and tells whether a

@@ -78,6 +78,8 @@ extension MediaFile {
             isHDR: par.color_trc == AVCOL_TRC_SMPTE2084 || par.color_trc == AVCOL_TRC_ARIB_STD_B67,
             isAttachedPicture: (stream.pointee.disposition & vf_disposition_attached_pic()) != 0,
             duration: duration,
+            startTime: stream.pointee.start_time != noPTS && tb.den != 0
+                ? Double(stream.pointee.start_time) * Double(tb.num) / Double(tb.den) : nil,
             frameCount: stream.pointee.nb_frames > 0 ? Int(stream.pointee.nb_frames) : nil,
             sampleRate: kind == .audio ? Int(par.sample_rate) : 0,
             channels: kind == .audio ? Int(par.ch_layout.nb_channels) : 0

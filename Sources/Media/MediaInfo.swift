@@ -101,6 +101,9 @@ public struct StreamInfo: Sendable, Equatable, Codable {
     public var isAttachedPicture: Bool
     /// Stream duration in seconds, when known.
     public var duration: Double?
+    /// When the stream starts, in seconds on the container's clock (``MediaInfo/startTime`` is the earliest of all
+    /// streams), when known.
+    public var startTime: Double? = nil
     /// Number of frames the container declares, when it does.
     public var frameCount: Int?
     /// Audio sample rate and channel count; 0 for non-audio streams.

@@ -33,9 +33,18 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
     public var videoStream: Int
     public var audioStream: Int?
 
-    /// Segments of a rendition: `ceil(duration / segmentSeconds)`, at least 1.
+    /// When the last video frame starts, in seconds from the start of the item's timeline, when the header says
+    /// (the video stream's start, duration and frame rate): a segment that would begin after it has no picture.
+    public var lastFrameStart: Double? = nil
+
+    /// Segments of a rendition: those with a frame of the video in them — `floor(lastFrameStart / s) + 1` when the
+    /// header tells when the last frame starts (a container whose audio outlasts the video says a longer duration),
+    /// else `ceil(duration / s)` — at least 1.
     public var segmentCount: Int {
-        let count = (duration / segmentSeconds - 1e-6).rounded(.up)
+        var count = (duration / segmentSeconds - 1e-6).rounded(.up)
+        if let last = lastFrameStart, last.isFinite, last >= 0 {
+            count = min(count, (last / segmentSeconds + 1e-6).rounded(.down) + 1)
+        }
         return count.isFinite ? max(1, Int(min(count, 1e9))) : 1
     }
 
@@ -70,6 +79,10 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
         audioStream = isStill ? nil : audio?.index
         hasAudio = audioStream != nil
         duration = isStill ? settings.stillSeconds : max(0, info.duration ?? video.duration ?? 0)
+        if !isStill, let length = video.duration, let start = video.startTime, let fps = video.averageFrameRate.value,
+           fps > 0, fps.isFinite {
+            lastFrameStart = max(0, start - info.startTime) + length - 1 / fps
+        }
         segmentSeconds = settings.segmentSeconds
 
         let display = TranscodePlan.displaySize(video)

@@ -1,0 +1,361 @@
+// card.js — one card of the feed: the poster at once, then the item's rendition through Media Source Extensions
+// (a MediaSource with one SourceBuffer: init, then the segments in order, fetched a segment or two ahead of the
+// playhead, endOfStream() after the last), or an error card when the item or its media fails.
+//
+// Life of a card:   near()      poster loaded (current ± 3)
+//                   preload()   MediaSource attached, init + seg-0 appended, paused on its first frame (current ± 2)
+//                   activate()  plays (muted unless unmuted), loops, streams the rest ahead of the playhead
+//                   deactivate() paused back at 0, buffer kept, so coming back is instant too
+//                   free()      MediaSource detached (removeAttribute('src'), load()), fetches aborted
+import { MediaSourceClass, pickRendition, relativeTime, segmentTimes } from './util.js';
+
+const AHEAD_S = 4;                 // seconds appended ahead of the playhead while playing (two 2 s segments)
+const RETRIES = [300, 1000];       // back-off (ms) before retrying a failed fetch (network error or 5xx)
+
+export class Card {
+  /**
+   * @param {number} pos      position in the feed (grows past `total` when the feed wraps around)
+   * @param {object} item     a resource of /api/feed
+   * @param {object} env      {settings: {muted, setMuted}, box(): {w, h}, onFail(card), onFrame(card, ms),
+   *                           onWarn(card, message)}
+   */
+  constructor(pos, item, env) {
+    this.pos = pos;
+    this.item = item;
+    this.env = env;
+    this.active = false;
+    this.failed = null;        // the error message once the card shows its error
+    this.media = null;         // {video, ms, sb, url, abort, next, initDone, pumping, fetches}
+    this.rendition = null;
+    this.watch = 0;            // token of the pending first-frame measurement
+    this.frame = 0;            // the progress bar's animation frame
+    this.el = this.build();
+    if (item.error) this.fail(item.error);
+  }
+
+  build() {
+    const el = document.createElement('section');
+    el.className = 'card';
+    el.dataset.pos = this.pos;
+    el.dataset.publicId = this.item.public_id;
+    el.innerHTML = `
+      <img class="poster" alt="" decoding="async">
+      <div class="spinner" aria-hidden="true"></div>
+      <div class="paused" aria-hidden="true"></div>
+      <div class="meta"><div class="id"></div><div class="when"></div></div>
+      <div class="progress"><div class="bar"></div></div>
+      <div class="error" role="alert" hidden><div class="title">This video can’t be played</div>
+        <div class="id"></div><div class="message"></div><div class="hint">Swipe to go on</div></div>`;
+    el.querySelectorAll('.id').forEach(n => { n.textContent = this.item.public_id; });
+    const when = el.querySelector('.when');
+    when.textContent = relativeTime(this.item.created_at);
+    when.title = this.item.created_at || '';
+    this.poster = el.querySelector('.poster');
+    this.bar = el.querySelector('.bar');
+    return el;
+  }
+
+  /** Within a few cards of the current one: load the poster. */
+  near() {
+    if (this.item.poster && !this.poster.getAttribute('src')) this.poster.src = this.item.poster;
+  }
+
+  /** Far away: drop the poster too. */
+  far() {
+    this.free();
+    if (this.poster.getAttribute('src')) this.poster.removeAttribute('src');
+  }
+
+  get attached() { return !!this.media; }
+
+  /** Attach a MediaSource and append init + seg-0 (paused at 0 on its first frame). Idempotent. */
+  preload() {
+    this.near();
+    if (this.media || this.failed) return;
+    if (!MediaSourceClass) return this.fail('this browser has no Media Source Extensions');
+    const { w, h } = this.env.box();
+    const r = this.rendition || pickRendition(this.item.renditions, w, h);
+    if (!r) {
+      const mimes = (this.item.renditions || []).map(x => x.mime).join(', ') || 'no renditions';
+      return this.fail(`no rendition this browser can play (${mimes})`);
+    }
+    this.rendition = r;
+    this.times = segmentTimes(r, this.item.duration);
+    const video = document.createElement('video');
+    video.muted = this.env.settings.muted;
+    video.loop = true;               // like TikTok: the current item loops; a swipe moves on
+    video.playsInline = true;
+    video.preload = 'auto';
+    video.disableRemotePlayback = true;   // required by ManagedMediaSource
+    const ms = new MediaSourceClass();
+    const m = { video, ms, sb: null, url: URL.createObjectURL(ms), abort: new AbortController(), next: 0,
+                initDone: false, pumping: false, fetches: new Map() };
+    this.media = m;
+    ms.addEventListener('sourceopen', () => this.open(m), { once: true });
+    video.addEventListener('error', () => {
+      if (this.media === m) this.fail(mediaErrorText(video.error));
+    });
+    video.addEventListener('timeupdate', () => { if (this.active) this.pump(); });
+    video.addEventListener('seeking', () => this.seeking(m));
+    video.addEventListener('waiting', () => this.el.classList.add('waiting'));
+    for (const e of ['playing', 'seeked', 'pause']) video.addEventListener(e, () => this.el.classList.remove('waiting'));
+    video.src = m.url;
+    this.poster.after(video);
+    // The poster stays until the video has presented a frame, so the card never flashes black.
+    if (video.requestVideoFrameCallback) {
+      video.requestVideoFrameCallback(() => { if (this.media === m) this.el.classList.add('has-frame'); });
+    } else {
+      video.addEventListener('loadeddata', () => this.el.classList.add('has-frame'), { once: true });
+    }
+  }
+
+  open(m) {
+    if (this.media !== m) return;
+    try {
+      m.sb = m.ms.addSourceBuffer(this.rendition.mime);
+    } catch (e) {
+      return this.fail(`cannot play ${this.rendition.mime}: ${e.message}`);
+    }
+    if (this.times.total > 0) {
+      try { m.ms.duration = this.times.total; } catch { /* set again by endOfStream() */ }
+    }
+    this.pump();
+  }
+
+  /** Append init and segments in order, as far as needed: seg-0 when preloaded, AHEAD_S past the playhead when active. */
+  async pump() {
+    const m = this.media;
+    if (!m || !m.sb || m.pumping) return;
+    m.pumping = true;
+    const segments = this.rendition.segments;
+    try {
+      while (this.media === m) {
+        if (!m.initDone) {
+          // seg-0 is asked for together with the init (one round trip less); its failure is reported when it is
+          // awaited below.
+          if (segments.length) this.get(m, segments[0]).catch(() => {});
+          await this.append(m, await this.get(m, this.rendition.init));
+          m.initDone = true;
+          continue;
+        }
+        const k = m.next;
+        if (k >= segments.length) {
+          if (m.ms.readyState === 'open' && !m.sb.updating) m.ms.endOfStream();
+          break;
+        }
+        const limit = this.active ? m.video.currentTime + AHEAD_S : 0;
+        if (k > 0 && this.times.starts[k] >= limit) break;
+        // Fetch the following segment while this one is appended, if it is wanted too.
+        if (k + 1 < segments.length && this.times.starts[k + 1] < limit) this.get(m, segments[k + 1]).catch(() => {});
+        let data;
+        try {
+          data = await this.get(m, segments[k]);
+        } catch (e) {
+          // The server could not make the last segment (e.g. a 0.01 s tail past the last picture): play what there
+          // is, end the stream there, and say so (overlay, window.videofeed.warnings) rather than fail the card.
+          if (!e.status || k === 0 || k !== segments.length - 1) throw e;
+          if (this.env.onWarn) this.env.onWarn(this, `${e.message}; played to ${this.times.starts[k].toFixed(2)} s`);
+          m.next = segments.length;
+          continue;
+        }
+        await this.append(m, data);
+        if (m.next === k) m.next = k + 1;
+        if (k === 0 && !this.active) this.rewind(m);
+      }
+    } catch (e) {
+      if (this.media === m && e.name !== 'AbortError') this.fail(e.message || String(e));
+    } finally {
+      m.pumping = false;
+    }
+  }
+
+  /** A seek into a span that is no longer buffered (the browser evicted it) re-appends from its segment. */
+  seeking(m) {
+    if (this.media !== m || !m.sb) return;
+    const t = m.video.currentTime;
+    const b = m.video.buffered;
+    for (let i = 0; i < b.length; i++) if (b.start(i) <= t + 0.05 && t < b.end(i)) return;
+    let k = 0;
+    while (k + 1 < this.times.starts.length && this.times.starts[k + 1] <= t) k++;
+    m.next = k;
+    this.pump();
+  }
+
+  /** GET a media URL as an ArrayBuffer (shared if already under way), retrying network errors and 5xx. */
+  get(m, url) {
+    let p = m.fetches.get(url);
+    if (!p) {
+      p = (async () => {
+        for (let attempt = 0; ; attempt++) {
+          let res;
+          try {
+            res = await fetch(url, { signal: m.abort.signal, priority: this.active ? 'high' : 'low' });
+          } catch (e) {
+            if (e.name === 'AbortError' || attempt >= RETRIES.length) throw e.name === 'AbortError' ? e : new Error(`GET ${url}: ${e.message}`);
+            await sleep(RETRIES[attempt]);
+            continue;
+          }
+          if (res.ok) return res.arrayBuffer();
+          if (res.status < 500 || attempt >= RETRIES.length) {
+            throw Object.assign(new Error(`GET ${url}: HTTP ${res.status}${await errorText(res)}`), { status: res.status });
+          }
+          await sleep(RETRIES[attempt]);
+        }
+      })();
+      m.fetches.set(url, p);
+      p.then(() => m.fetches.delete(url), () => m.fetches.delete(url));
+    }
+    return p;
+  }
+
+  /** appendBuffer() as a promise; on QuotaExceededError drop what is well behind the playhead and try once more. */
+  append(m, data, retried = false) {
+    return new Promise((resolve, reject) => {
+      const sb = m.sb;
+      const done = () => { off(); resolve(); };
+      const err = () => { off(); reject(new Error('the media could not be decoded (SourceBuffer error)')); };
+      const off = () => { sb.removeEventListener('updateend', done); sb.removeEventListener('error', err); };
+      sb.addEventListener('updateend', done);
+      sb.addEventListener('error', err);
+      try {
+        sb.appendBuffer(data);
+      } catch (e) {
+        off();
+        const t = m.video.currentTime;
+        if (e.name === 'QuotaExceededError' && !retried && t > 10) {
+          sb.addEventListener('updateend', () => this.append(m, data, true).then(resolve, reject), { once: true });
+          sb.remove(0, t - 5);
+        } else {
+          reject(e);
+        }
+      }
+    });
+  }
+
+  /** Becomes the current card: play from where it is (0), report the first painted frame after `t0`. */
+  activate(t0) {
+    this.active = true;
+    this.el.classList.add('active');
+    this.el.classList.remove('user-paused');
+    this.preload();
+    const m = this.media;
+    if (!m) return;
+    const token = ++this.watch;
+    if (t0 != null && m.video.requestVideoFrameCallback) {
+      m.video.requestVideoFrameCallback((now, meta) => {
+        if (token !== this.watch || !this.active || this.media !== m) return;
+        this.env.onFrame(this, Math.max(0, (meta.expectedDisplayTime || now) - t0));
+      });
+    }
+    this.play();
+    this.pump();
+    this.tick();
+  }
+
+  play() {
+    const m = this.media;
+    if (!m) return;
+    m.video.muted = this.env.settings.muted;
+    m.video.play().catch(e => {
+      // Autoplay with sound refused: go on muted (the mute button shows it).
+      if (e.name === 'NotAllowedError' && !m.video.muted && this.media === m && this.active) {
+        this.env.settings.setMuted(true);
+        m.video.play().catch(() => {});
+      }
+    });
+  }
+
+  /** No longer current: pause back at the start (the buffer is kept while the card is within ± 2). */
+  deactivate() {
+    this.active = false;
+    this.watch++;
+    this.el.classList.remove('active', 'user-paused', 'waiting');
+    const m = this.media;
+    if (m) {
+      m.video.pause();
+      this.rewind(m);
+    }
+    this.bar.style.transform = 'scaleX(0)';
+  }
+
+  /** Park a paused video on its first frame: the start of what is buffered (a rendition whose first picture is
+   *  not at 0, e.g. 0.01 s after an MPEG-TS start offset, starts ~80 ms sooner from there than from 0). */
+  rewind(m) {
+    const v = m.video;
+    if (v.readyState === 0) return;
+    const b = v.buffered;
+    const start = b.length && b.start(0) < 0.5 ? b.start(0) : 0;
+    if (Math.abs(v.currentTime - start) > 0.001) v.currentTime = start;
+  }
+
+  /** Tap to pause / resume. */
+  toggle() {
+    const m = this.media;
+    if (!m || !this.active) return;
+    if (m.video.paused) { this.el.classList.remove('user-paused'); this.play(); }
+    else { m.video.pause(); this.el.classList.add('user-paused'); }
+  }
+
+  get userPaused() { return this.el.classList.contains('user-paused'); }
+
+  setMuted(muted) { if (this.media) this.media.video.muted = muted; }
+
+  /** The progress bar, redrawn every animation frame while the card is current. */
+  tick() {
+    cancelAnimationFrame(this.frame);
+    const m = this.media;
+    if (!this.active || !m) return;
+    const d = this.times.total || m.video.duration;
+    if (d > 0 && Number.isFinite(d)) this.bar.style.transform = `scaleX(${Math.min(1, m.video.currentTime / d)})`;
+    this.frame = requestAnimationFrame(() => this.tick());
+  }
+
+  /** Detach the MediaSource so the decoder and its buffers go; the card can be preloaded again later. */
+  free() {
+    const m = this.media;
+    if (!m) return;
+    this.media = null;
+    this.watch++;
+    m.abort.abort();
+    m.video.pause();
+    m.video.removeAttribute('src');
+    m.video.load();
+    URL.revokeObjectURL(m.url);
+    m.video.remove();
+    this.el.classList.remove('has-frame', 'waiting');
+  }
+
+  /** Show the error card (public_id + message); the feed goes on. */
+  fail(message) {
+    if (this.failed) return;
+    this.failed = String(message);
+    this.free();
+    this.el.classList.add('failed');
+    const box = this.el.querySelector('.error');
+    box.querySelector('.message').textContent = this.failed;
+    box.hidden = false;
+    if (this.env.onFail) this.env.onFail(this);
+  }
+
+  /** Playhead (s) and whether it is playing, for the WebSocket's `at`. */
+  get time() { return this.media ? this.media.video.currentTime : 0; }
+  get playing() { return !!this.media && !this.media.video.paused; }
+}
+
+function sleep(ms) { return new Promise(r => setTimeout(r, ms)); }
+
+/** The reason an error answer gives: `{"error": "..."}` or plain text (first 200 characters). */
+async function errorText(res) {
+  try {
+    const text = (await res.text()).trim();
+    let reason = text;
+    try { reason = JSON.parse(text).error || text; } catch { /* plain text */ }
+    return reason ? `: ${String(reason).slice(0, 200)}` : '';
+  } catch { return ''; }
+}
+
+function mediaErrorText(error) {
+  if (!error) return 'the media failed';
+  const kinds = { 1: 'aborted', 2: 'network error', 3: 'decode error', 4: 'format not supported' };
+  return `${kinds[error.code] || 'media error'}${error.message ? ': ' + error.message : ''}`;
+}

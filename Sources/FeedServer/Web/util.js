@@ -1,0 +1,59 @@
+// util.js — small helpers shared by the page's modules: relative dates ("3 days ago"), the rendition a card plays
+// (the smallest one at least as large as the box it is shown in, else the largest), and the MediaSource
+// constructor this browser has.
+
+/** MediaSource, or ManagedMediaSource (Safari 17+ on iPhone), or null when the browser has neither. */
+export const MediaSourceClass = window.ManagedMediaSource || window.MediaSource || null;
+
+const rtf = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+const UNITS = [['year', 31536000], ['month', 2592000], ['week', 604800], ['day', 86400], ['hour', 3600], ['minute', 60]];
+
+/** `created_at` (ISO 8601) as "just now", "5 minutes ago", "yesterday", "3 days ago", "2 months ago"... */
+export function relativeTime(iso, now = Date.now()) {
+  const t = Date.parse(iso);
+  if (!Number.isFinite(t)) return '';
+  const s = (t - now) / 1000;
+  if (Math.abs(s) < 60) return 'just now';
+  for (const [unit, seconds] of UNITS) {
+    if (Math.abs(s) >= seconds) return rtf.format(Math.trunc(s / seconds), unit);
+  }
+  return 'just now';
+}
+
+/** Whether this browser's MSE can play a rendition (by its `mime`, e.g. video/mp4; codecs="avc1.64001f,mp4a.40.2"). */
+export function canPlay(rendition) {
+  try { return !!MediaSourceClass && MediaSourceClass.isTypeSupported(rendition.mime); } catch { return false; }
+}
+
+/**
+ * The rendition to play in a box of `w`x`h` device pixels: the smallest supported one at least as large as the
+ * picture will be shown (object-fit: contain, so the rendition covers the box's width or its height), else the
+ * largest. null when none is supported.
+ */
+export function pickRendition(renditions, w, h) {
+  const ok = (renditions || []).filter(canPlay);
+  if (!ok.length) return null;
+  const area = r => r.width * r.height;
+  const large = ok.filter(r => r.width >= w || r.height >= h).sort((a, b) => area(a) - area(b));
+  return large[0] || ok.slice().sort((a, b) => area(b) - area(a))[0];
+}
+
+/** Start times (s) of each segment of a rendition, and the total, from `segment_durations` (2 s each otherwise). */
+export function segmentTimes(rendition, fallbackDuration) {
+  const n = rendition.segments.length;
+  const d = rendition.segment_durations && rendition.segment_durations.length === n
+    ? rendition.segment_durations : Array.from({ length: n }, (_, k) =>
+      Math.max(0, Math.min(2, (fallbackDuration || 2 * n) - 2 * k)));
+  const starts = [];
+  let t = 0;
+  for (const x of d) { starts.push(t); t += x; }
+  return { starts, total: t };
+}
+
+/** The time of an input event on the performance.now() clock: the event's own stamp (when the OS saw it, however
+ *  late a busy page runs the handler) unless it is not a sane one. */
+export function inputTime(event) {
+  const now = performance.now();
+  const t = event && event.timeStamp;
+  return t > 0 && t <= now && now - t < 10000 ? t : now;
+}

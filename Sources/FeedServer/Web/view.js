@@ -1,0 +1,150 @@
+// view.js — the vertical feed: one card per viewport in a scroll-snapping container (so plain scrolling works as
+// well), the current position, and the window around it: current ± 2 attached and paused on their first frame,
+// posters of ± 3, every card further away freed. Moves come from input.js (keys, wheel, touch), from the scroll
+// position settling (scroll-snap fallback) or from the URL hash.
+import { Card } from './card.js';
+
+const KEEP = 2;          // cards attached (MediaSource, init + seg-0) on each side of the current one
+const POSTERS = 3;       // cards whose poster is loaded on each side
+const PAGE_AHEAD = 3;    // ask for the next page when within this many cards of the end of what is loaded
+
+export class FeedView {
+  /**
+   * @param {HTMLElement} scroller  the scroll-snap container
+   * @param {HTMLElement} track     the cards' parent inside it
+   * @param {FeedSource} feed
+   * @param {object} hooks          {settings, onMove(card, source, t0), onFrame(card, ms), onFail(card),
+   *                                 onWarn(card, message), onCards()}
+   */
+  constructor(scroller, track, feed, hooks) {
+    this.scroller = scroller;
+    this.track = track;
+    this.feed = feed;
+    this.hooks = hooks;
+    this.cards = [];
+    this.live = new Set();     // cards holding a poster or media
+    this.current = -1;
+    this.busy = false;         // a move waits for a page
+    this.hold = false;         // a finger (or the glide after it) owns the scroll position: do not follow it
+    this.measure();
+    addEventListener('resize', () => { this.measure(); this.scrollTo(this.current); });
+    let settle = 0;
+    scroller.addEventListener('scroll', () => {
+      clearTimeout(settle);
+      settle = setTimeout(() => this.settled(), 150);
+    }, { passive: true });
+    scroller.addEventListener('scrollend', () => { clearTimeout(settle); this.settled(); });
+  }
+
+  measure() {
+    this.h = this.scroller.clientHeight || innerHeight;
+    document.documentElement.style.setProperty('--card-h', `${this.h}px`);
+  }
+
+  /** The box a card's video is shown in, in device pixels (decides the rendition). */
+  box() {
+    const dpr = devicePixelRatio || 1;
+    return { w: Math.round(this.scroller.clientWidth * dpr), h: Math.round(this.h * dpr) };
+  }
+
+  /** Make cards for every position that is loaded (and, once the feed wraps, a few past the current one). */
+  sync() {
+    const want = this.feed.wraps
+      ? Math.max(this.feed.items.length, this.current + KEEP + POSTERS + 1)
+      : this.feed.items.length;
+    const env = {
+      settings: this.hooks.settings, box: () => this.box(),
+      onFail: card => this.hooks.onFail(card), onFrame: (card, ms) => this.hooks.onFrame(card, ms),
+      onWarn: (card, message) => this.hooks.onWarn(card, message),
+    };
+    const added = document.createDocumentFragment();
+    while (this.cards.length < want) {
+      const card = new Card(this.cards.length, this.feed.item(this.cards.length), env);
+      this.cards.push(card);
+      added.append(card.el);
+    }
+    if (added.childNodes.length) {
+      this.track.append(added);
+      this.hooks.onCards();
+    }
+  }
+
+  get card() { return this.cards[this.current]; }
+
+  scrollTo(pos) {
+    if (pos >= 0) this.scroller.scrollTo({ top: pos * this.h, behavior: 'instant' });
+  }
+
+  /** Move by `delta` cards (±1) because of an input at `t0`; waits for the next page at the end of what is loaded.
+   *  `noScroll`: the caller moves the scroll position itself (a touch swipe glides there). */
+  async go(delta, source, t0, noScroll = false) {
+    if (this.busy || this.current < 0) return false;
+    const target = this.current + delta;
+    if (target < 0) return false;
+    if (target >= this.cards.length) {
+      this.busy = true;
+      try { await this.feed.loadMore(); } finally { this.busy = false; }
+      this.sync();
+      if (target >= this.cards.length) return false;
+    }
+    if (noScroll) this.activate(target, source, t0); else this.show(target, source, t0);
+    return true;
+  }
+
+  /** Jump to a position (scrolls there and makes it current). */
+  show(pos, source, t0) {
+    this.scrollTo(pos);
+    this.activate(pos, source, t0);
+  }
+
+  /** The scroll position came to rest (scroll-snap fallback: scrollbar, Page Down, a plain trackpad scroll). */
+  settled() {
+    if (!this.h || this.current < 0 || this.hold) return;
+    const pos = Math.round(this.scroller.scrollTop / this.h);
+    if (pos !== this.current && pos >= 0 && pos < this.cards.length) this.activate(pos, 'scroll', performance.now());
+  }
+
+  activate(pos, source, t0) {
+    if (pos === this.current || !this.cards[pos]) return;
+    const previous = this.cards[this.current];
+    const card = this.cards[pos];
+    this.current = pos;
+    card.activate(source === 'load' ? null : t0);   // first: play() as early as possible
+    if (previous) previous.deactivate();
+    this.sync();                       // a wrapping feed grows as the viewer goes on
+    this.hooks.onMove(card, source, t0);
+    this.keepWindow();
+    if (!this.feed.done && pos + PAGE_AHEAD >= this.feed.items.length) {
+      this.feed.loadMore().then(() => { this.sync(); this.keepWindow(); });
+    }
+  }
+
+  /** Preload current ± KEEP (nearest first), posters of ± POSTERS, free the rest. */
+  keepWindow() {
+    const c = this.current;
+    for (const card of this.live) {
+      const d = Math.abs(card.pos - c);
+      if (d > POSTERS) { card.far(); this.live.delete(card); }
+      else if (d > KEEP) card.free();
+    }
+    const order = [1, -1, 2, -2];
+    for (const d of order) {
+      const card = this.cards[c + d];
+      if (card && Math.abs(d) <= KEEP) { card.preload(); this.live.add(card); }
+    }
+    for (let d = -POSTERS; d <= POSTERS; d++) {
+      const card = this.cards[c + d];
+      if (card) { card.near(); this.live.add(card); }
+    }
+    if (this.card) this.live.add(this.card);
+  }
+
+  /** Cards with a MediaSource attached (bounded by 2 × KEEP + 1). */
+  get attached() {
+    let n = 0;
+    for (const card of this.live) if (card.attached) n++;
+    return n;
+  }
+
+  setMuted(muted) { for (const card of this.live) card.setMuted(muted); }
+}

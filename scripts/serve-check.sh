@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# `make test`'s checks of `videofeed serve` as a user meets it: serves Fixtures/serve/feed.json with the built videofeed
+# (debug unless VIDEOFEED is set) on a free port with a fresh cache, runs the page's browser tests in headless Chromium
+# (scripts/serve-browser-test.py) and then a short load test (scripts/serve-load.py: 4 viewers for 10 s, every segment
+# compared with what `videofeed transcode` writes for the same feed). Needs `make browser-deps`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VIDEOFEED=${VIDEOFEED:-$(swift build --show-bin-path)/videofeed}
+work=$(mktemp -d /tmp/vfe-serve.XXXXXX)
+pid=
+cleanup() {
+  if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+feed=Fixtures/serve/feed.json
+
+# The batch's files for the load test's identity check (the truncated item fails there as it does when served).
+"$VIDEOFEED" transcode "$feed" --out "$work/batch" -q || true
+
+"$VIDEOFEED" serve "$feed" --port 0 --cache "$work/cache" --log-level warning >"$work/serve.out" 2>"$work/serve.err" &
+pid=$!
+for _ in $(seq 1 300); do
+  grep -q "listening on" "$work/serve.out" 2>/dev/null && break
+  kill -0 "$pid" 2>/dev/null || { cat "$work/serve.err" >&2; echo "serve-check: the server did not start" >&2; exit 1; }
+  sleep 0.1
+done
+url=$(sed -n 's/^listening on \(http:[^ ]*\)\/$/\1/p' "$work/serve.out" | head -1)
+[ -n "$url" ] || { echo "serve-check: no 'listening on' line" >&2; exit 1; }
+echo "serve-check: $url"
+python3 scripts/serve-browser-test.py "$url"
+python3 scripts/serve-load.py "$url" --viewers 4 --seconds 10 --seed 1 --batch "$work/batch" --pid "$pid"
+kill -0 "$pid" || { echo "serve-check: the server died" >&2; cat "$work/serve.err" >&2; exit 1; }
+echo "serve-check: passed"
