@@ -27,7 +27,7 @@ key press — the `timeStamp` of the keydown event Chromium makes from page.keyb
 as a phone's touch event carries the hardware time) — and ends when the page's firstframe event for the new index
 reaches the script's listener. A jump starts at performance.now() in the same task that sets `location.hash`. Also
 recorded per swipe: the time from performance.now() read right before page.keyboard.press (which adds Playwright's
-and CDP's round trip, ~10-30 ms here), the page's own `ms`, `lastSwipe`, and whether the target card was listed.
+and CDP's round trip, a few ms), the page's own `ms`, `lastSwipe`, and whether the target card was listed.
 
 Output: p50/p95/max per series (nearest rank; a swipe with no first frame within --timeout counts as infinitely
 slow), the server's hit/miss (page's lastSwipe.hit, and the change of the prefetch counters in /metrics), JSON
