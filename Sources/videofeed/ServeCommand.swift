@@ -14,7 +14,7 @@ struct ServeCommand: ParsableCommand {
             Opens http://HOST:PORT/ (127.0.0.1:8080 by default): a vertical feed that plays each item through Media \
             Source Extensions. Posters, initialisation and media segments, previews and MP4s are made by FFmpeg on \
             first request or ahead of each viewer (its position drives --policy), kept in --cache (atomic writes, \
-            LRU under --cache-size; replicas may share it), byte-identical to `videofeed transcode` with the same \
+            LRU under --cache-size; replicas may share it), at the paths `videofeed transcode` writes with the same \
             options. API: /api/feed?cursor=&limit=, /media/..., /api/ws, /metrics, /healthz (docs/serve.md). \
             Stops on SIGINT or SIGTERM.
             """
@@ -64,7 +64,8 @@ struct ServeCommand: ParsableCommand {
         let feed = Feed(loader: loader, prefetchDistance: 10)
         var configuration = ServeEngine.Configuration(cache: URL(fileURLWithPath: cache))
         configuration.cacheLimit = Int64(cacheSize.bytes)
-        configuration.settings = rendition.settings(jobs: workers ?? ProcessInfo.processInfo.activeProcessorCount)
+        // One job at a time decodes with every core (the workers run at nice 10; the output is the same with any).
+        configuration.settings = rendition.settings(jobs: 1)
         configuration.openOptions = mediaPolicy.applied(to: configuration.openOptions)
         configuration.jobTimeLimit = jobTimeLimit
         if let workers { configuration.workers = workers }

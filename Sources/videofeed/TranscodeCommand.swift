@@ -30,9 +30,16 @@ struct RenditionOptions: ParsableArguments {
     var preset: String = "veryfast"
 
     @Option(help: """
-        Threads per item for decoding, filtering and each x264 encoder; 0 lets FFmpeg and x264 choose. Default:         0 for one job at a time, else cores / jobs (at least 1): items side by side use the cores better than         threads inside one item, with less synchronisation and no oversubscription.
+        Threads per item for decoding and filtering; 0 lets FFmpeg choose. Default: 0 for one job at a time, else \
+        cores / jobs (at least 1). The output is the same with any.
         """)
     var threads: Int?
+
+    @Option(name: .customLong("x264-threads"), help: """
+        x264 frame threads per encoder. They change the bitstream, so the default is fixed, not the machine's: every \
+        machine, batch or server, makes the same bytes. 0 lets x264 choose (outputs then differ between machines).
+        """)
+    var x264Threads: Int = 4
 
     @Option(help: "Frame-rate cap (frames per second).")
     var maxFps: Double = 60
@@ -67,6 +74,9 @@ struct RenditionOptions: ParsableArguments {
         guard VideoEncoding.presets.contains(preset) else {
             throw ValidationError("--preset takes \(VideoEncoding.presets.joined(separator: ", ")).")
         }
+        guard (0...NumberRules.maxThreads).contains(x264Threads) else {
+            throw ValidationError("--x264-threads must be from 0 to \(NumberRules.maxThreads).")
+        }
         guard (0...NumberRules.maxThreads).contains(threads ?? 0) else {
             throw ValidationError("--threads must be from 0 to \(NumberRules.maxThreads).")
         }
@@ -95,7 +105,7 @@ struct RenditionOptions: ParsableArguments {
         let threads = self.threads ?? (jobs <= 1 ? 0 : max(1, cores / jobs))
         s.ladder = Self.boxes(ladder) ?? s.ladder
         s.segmentSeconds = segment
-        s.video = VideoEncoding(crf: crf, preset: preset, threads: threads)
+        s.video = VideoEncoding(crf: crf, preset: preset, threads: x264Threads)
         s.maxFrameRate = maxFps
         s.audioBitrate = audioKbps * 1000
         s.stillSeconds = stillSeconds

@@ -9,11 +9,14 @@ public struct VideoEncoding: Sendable, Hashable, Codable {
     public var preset: String = "veryfast"
     /// The H.264 profile (`-profile:v`): `baseline`, `main` or `high`.
     public var profile: String = "high"
-    /// Encoder threads; 0 lets x264 choose (1.5 × cores), as the ffmpeg CLI does.
-    public var threads: Int = 0
+    /// x264's frame threads. They bound motion search (a frame may only reference rows its reference has finished),
+    /// so they change the bitstream: the default is a fixed 4, not the machine's core count, so that every machine —
+    /// a batch with any `--jobs`, a server replica with any `--workers` — makes the same bytes for the same item and
+    /// settings. 0 lets x264 choose (1.5 × cores, as the ffmpeg CLI does), and then outputs differ between machines.
+    public var threads: Int = 4
 
     /// The defaults described on each property.
-    public init(crf: Double = 23, preset: String = "veryfast", profile: String = "high", threads: Int = 0) {
+    public init(crf: Double = 23, preset: String = "veryfast", profile: String = "high", threads: Int = 4) {
         self.crf = crf
         self.preset = preset
         self.profile = profile

@@ -111,7 +111,9 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
         if !(s.stillSeconds >= 0.1 && s.stillSeconds <= 60) { return "still length \(s.stillSeconds) s is not within 0.1…60 s" }
         if !(16_000...512_000).contains(s.audioBitrate) { return "audio bit rate \(s.audioBitrate) is not within 16…512 kb/s" }
         if !(s.maxBitsPerPixel > 0 && s.maxBitsPerPixel <= 100) { return "max bits per pixel \(s.maxBitsPerPixel) is not within 0…100" }
-        if !(0...64).contains(s.threads) || !(0...64).contains(s.video.threads) { return "threads must be within 0…64" }
+        if !(0...64).contains(s.threads) || !(0...64).contains(s.video.threads) || !(0...64).contains(s.filterThreads) {
+            return "threads must be within 0…64"
+        }
         if let p = s.preview {
             if !(p.seconds > 0 && p.seconds <= 60) { return "preview length \(p.seconds) s is not within 0…60 s" }
             if !(1...60).contains(p.webpFrameRate) { return "preview frame rate \(p.webpFrameRate) is not within 1…60" }

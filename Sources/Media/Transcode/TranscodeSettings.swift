@@ -37,21 +37,25 @@ public struct TranscodeSettings: Sendable, Hashable, Codable {
     public var makesMP4 = true
     /// Make the CMAF segments and HLS playlists of each rendition.
     public var makesSegments = true
-    /// Threads for the decoder and libavfilter's slice-threaded filters (0: FFmpeg chooses). A batch running as
-    /// many items as cores runs best with 1 here and in ``VideoEncoding/threads``.
+    /// Threads for the decoder (0: FFmpeg chooses); the output is the same with any. A batch running as many items
+    /// as cores runs best with 1 here.
     public var threads: Int = 0
+    /// libavfilter's threads (slices of scaling, deinterlacing, tone mapping). Slices change the output (a dither or a
+    /// filter's edge handling restarts at each slice), so the count is fixed, not the machine's, as
+    /// ``VideoEncoding/threads`` is: every machine makes the same bytes. Part of the fingerprint.
+    public var filterThreads: Int = 4
 
     /// The defaults described on each property.
     public init() {}
 
-    /// A short stable digest of every setting but the thread counts: outputs made with other settings are redone
-    /// (running with more or fewer jobs is not another setting).
+    /// A short stable digest of every setting that changes the output: outputs made with other settings are redone.
+    /// The decoder's thread count is left out (decoding is exact with any); x264's is in (``VideoEncoding/threads``
+    /// changes the bitstream).
     public var fingerprint: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         var essential = self
         essential.threads = 0
-        essential.video.threads = 0
         let data = (try? encoder.encode(essential)) ?? Data()
         return String(format: "%016llx", StableDigest.fnv1a(data))
     }

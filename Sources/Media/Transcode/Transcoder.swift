@@ -92,7 +92,10 @@ public final class Transcoder {
         }
         if used { try rewind() }
         used = true
-        let pipeline = try Pipeline(transcoder: self, rungs: [rendition], window: (0, 1e-4, 0), folder: nil)
+        // The first frames of the video, and the first segment's audio: the audio track's edit list (an audio
+        // start after the video's, an encoder delay) is written from the audio packets the fragment holds.
+        let pipeline = try Pipeline(transcoder: self, rungs: [rendition], window: (0, plan.segmentSeconds, 0),
+                                    folder: nil)
         pipeline.firstFrameOnly = true
         let segment = try pipeline.runSegment()
         return (segment.initialization, segment.codecs)
@@ -359,7 +362,7 @@ private final class Pipeline {
             try graph?.push(nil)
             try drainGraph(ending: true)
             graph = try FilterGraph(setup.description, input: frame, timeBase: setup.timeBase,
-                                    frameRate: setup.frameRate, outputs: setup.outputs, threads: settings.threads,
+                                    frameRate: setup.frameRate, outputs: setup.outputs, threads: settings.filterThreads,
                                     item: item)
             graphSetup?.shape = Pipeline.shape(frame)
         }
@@ -493,7 +496,7 @@ private final class Pipeline {
                 .joined(separator: ";")
         }
         let graph = try FilterGraph(description, input: first, timeBase: timeBase, frameRate: frameRate,
-                                    outputs: branches.count, threads: settings.threads, item: item)
+                                    outputs: branches.count, threads: settings.filterThreads, item: item)
         self.graph = graph
         graphSetup = (description, timeBase, frameRate, branches.count, Pipeline.shape(first))
         var made: [Output] = []
