@@ -101,15 +101,21 @@ public final class ServeEngine: Sendable {
         catalog = ServedCatalog(feed: feed, settings: configuration.settings) { entry in
             sources.withLock { $0[entry.folder] = entry.path }
         }
-        // The pool's perform closure needs the engine; it is wired through a box filled right after.
-        let box = Locked<ServeEngine?>(nil)
+        // The pool's perform closure needs the engine; it reaches it through a weak reference filled right after
+        // (a strong one would be a cycle: engine → pool → closure → engine, and the engine would never be freed).
+        let box = Locked(WeakEngine())
         pool = WorkPool(workers: configuration.workers, perform: { key, token in
-            guard let engine = box.get() else { throw WorkPool.Cancelled() }
+            guard let engine = box.withLock({ $0.engine }) else { throw WorkPool.Cancelled() }
             try engine.make(key, token: token)
         }, report: { key, outcome in
             metrics.record(key, outcome)
         })
-        box.set(self)
+        box.withLock { $0.engine = self }
+    }
+
+    /// The engine as the pool's workers reach it.
+    private struct WeakEngine {
+        weak var engine: ServeEngine?
     }
 
     /// Stops the workers.

@@ -22,8 +22,9 @@ public final class ServeMetrics: Sendable {
     let jobsCancelled: Counter
     /// Jobs that failed.
     let jobsFailed: Counter
-    /// Seconds spent making segments.
-    let segmentSeconds: ValueHistogram
+    /// Seconds spent making segments (with `segmentsTranscoded`, the mean time per segment). A counter, not
+    /// swift-prometheus's `ValueHistogram`, whose bucket array is never freed (LeakSanitizer).
+    let segmentSeconds: Counter
     /// Jobs waiting for a worker.
     let queueDepth: Gauge
     /// Jobs being made.
@@ -43,7 +44,8 @@ public final class ServeMetrics: Sendable {
         segmentsServed = registry.makeCounter(descriptor: Self.name("videofeed_segments_served_total", help: "Media segments served"))
         jobsCancelled = registry.makeCounter(descriptor: Self.name("videofeed_jobs_cancelled_total", help: "Jobs dropped or cancelled because nobody wanted them"))
         jobsFailed = registry.makeCounter(descriptor: Self.name("videofeed_jobs_failed_total", help: "Jobs that failed"))
-        segmentSeconds = registry.makeValueHistogram(descriptor: Self.name("videofeed_segment_seconds", help: "Seconds to make one media segment"), buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10])
+        segmentSeconds = registry.makeCounter(descriptor: Self.name(
+            "videofeed_segment_seconds_total", help: "Seconds spent making media segments"))
         queueDepth = registry.makeGauge(descriptor: Self.name("videofeed_queue_depth", help: "Jobs waiting for a worker"))
         running = registry.makeGauge(descriptor: Self.name("videofeed_jobs_running", help: "Jobs being made"))
         cacheBytes = registry.makeGauge(descriptor: Self.name("videofeed_cache_bytes", help: "Bytes in the disk cache"))
@@ -65,7 +67,7 @@ public final class ServeMetrics: Sendable {
         case .made(let seconds):
             if case .segment = key.artifact {
                 segmentsTranscoded.increment()
-                segmentSeconds.record(seconds)
+                segmentSeconds.increment(by: seconds)
             } else {
                 otherJobsMade.increment()
             }
