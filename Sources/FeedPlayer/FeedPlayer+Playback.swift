@@ -20,7 +20,8 @@ extension FeedPlayer {
 
     /// Plays the current item headless: hands each frame to `sink` at its presentation time (scaled by `speed`),
     /// decoding ahead within the budget and looping the item at its end. A swipe (``move(to:)``) or
-    /// ``PlaybackSession/stop()`` ends it. A frame that is due but not decoded yet counts a stall.
+    /// ``PlaybackSession/stop()`` ends it. A frame that is due but not decoded yet counts a stall: the clock waits
+    /// for it, and the session counts the stall, its time and the frames it cost (``PlaybackSession/statistics``).
     public func play(speed: Double = 1, sink: @escaping @Sendable (PlayerFrame) -> Void) -> PlaybackSession {
         let session = PlaybackSession()
         let generation = state.withLock { self.generation }
@@ -38,11 +39,22 @@ extension FeedPlayer {
         var origin = now()
         var elapsed = 0.0  // media seconds played
         var stalledSince: Double?
+        /// Whether the frame about to be shown was late (its stall is counted once, when it is shown).
+        var late = false
+        defer {
+            // A stall still going on when playback ends counts until then.
+            if let since = stalledSince {
+                let waited = now() - since
+                session.stalled(seconds: waited)
+                state.withLock { stallSeconds += waited }
+            }
+        }
         while !session.isStopped, state.withLock({ self.generation }) == generation {
             guard let frame = nextPlaybackFrame() else {
                 let t = now()
                 if stalledSince == nil && t >= origin + elapsed / speed {
                     stalledSince = t
+                    session.stallBegan()
                     state.withLock {
                         stalls += 1
                         emit(.stall(index: current))
@@ -52,8 +64,12 @@ extension FeedPlayer {
                 continue
             }
             if let since = stalledSince {
-                origin += now() - since  // the clock waits for the late frame
+                let waited = now() - since
+                origin += waited  // the clock waits for the late frame
+                session.stalled(seconds: waited)
+                state.withLock { stallSeconds += waited }
                 stalledSince = nil
+                late = true
             }
             // Wait for the frame's time in short slices, so a stop or a swipe ends playback at once even while a
             // still picture is held for seconds.
@@ -64,15 +80,35 @@ extension FeedPlayer {
             }
             guard !stopped, !session.isStopped, state.withLock({ self.generation }) == generation else { break }
             sink(frame)
-            session.played()
+            session.played(duration: frame.duration / speed, late: late)
+            late = false
             elapsed += frame.duration
         }
     }
 }
 
+/// What one ``PlaybackSession`` played: how smoothly, frame by frame.
+public struct PlaybackStatistics: Sendable, Codable, Equatable {
+    /// Frames handed to the sink.
+    public var framesShown = 0
+    /// Frames shown at their time: every shown frame but those playback had to wait for (one per stall).
+    public var framesOnTime = 0
+    /// Frames that fell due while playing: those shown, plus those an unstalled player would have shown in the time
+    /// playback waited (that time over the mean frame duration, rounded).
+    public var framesDue = 0
+    /// Times a frame was due and not decoded yet, and the seconds playback waited in all.
+    public var stalls = 0
+    public var stallSeconds = 0.0
+    /// Seconds of media shown (at the session's speed).
+    public var shownSeconds = 0.0
+
+    /// `framesOnTime / framesDue` (1 when nothing was due).
+    public var onTimeRatio: Double { framesDue == 0 ? 1 : Double(framesOnTime) / Double(framesDue) }
+}
+
 /// A running ``FeedPlayer/play(speed:sink:)``.
 public final class PlaybackSession: Sendable {
-    private let flags = Locked<(stopped: Bool, done: Bool, frames: Int)>((false, false, 0))
+    private let flags = Locked<(stopped: Bool, done: Bool, stats: PlaybackStatistics)>((false, false, .init()))
     private let doneSignal = DispatchSemaphore(value: 0)
 
     init() {}
@@ -84,7 +120,18 @@ public final class PlaybackSession: Sendable {
     public var isStopped: Bool { flags.withLock { $0.stopped } }
 
     /// Frames handed to the sink so far.
-    public var framesPlayed: Int { flags.withLock { $0.frames } }
+    public var framesPlayed: Int { flags.withLock { $0.stats.framesShown } }
+
+    /// What was played so far: frames shown, on time and due; stalls and the time waited.
+    public var statistics: PlaybackStatistics {
+        flags.withLock { flags in
+            var s = flags.stats
+            let meanDuration = s.framesShown > 0 ? s.shownSeconds / Double(s.framesShown) : 0
+            let missed = meanDuration > 0 ? Int((s.stallSeconds / meanDuration).rounded()) : 0
+            s.framesDue = s.framesShown + missed
+            return s
+        }
+    }
 
     /// Blocks until playback has ended (stopped or swiped away) or `timeout` passes; returns whether it ended.
     @discardableResult
@@ -95,7 +142,17 @@ public final class PlaybackSession: Sendable {
         return true
     }
 
-    func played() { flags.withLock { $0.frames += 1 } }
+    func played(duration: Double, late: Bool) {
+        flags.withLock {
+            $0.stats.framesShown += 1
+            $0.stats.shownSeconds += duration
+            if !late { $0.stats.framesOnTime += 1 }
+        }
+    }
+
+    func stallBegan() { flags.withLock { $0.stats.stalls += 1 } }
+
+    func stalled(seconds: Double) { flags.withLock { $0.stats.stallSeconds += seconds } }
 
     func finished() {
         flags.withLock { $0.done = true }

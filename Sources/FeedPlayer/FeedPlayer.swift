@@ -55,6 +55,7 @@ public final class FeedPlayer: @unchecked Sendable {
     private var ttff: [Double] = []
     private var swipes = 0, hits = 0, misses = 0, shown = 0
     var stalls = 0
+    var stallSeconds = 0.0
     var playheadShownFirst = false
     var generation = 0
     private var eventHandler: (@Sendable (FeedPlayerEvent) -> Void)?
@@ -242,6 +243,7 @@ public final class FeedPlayer: @unchecked Sendable {
             m.timeToFirstFrameP95 = Percentile.nearestRank(0.95, of: sorted)
             m.timeToFirstFrameP99 = Percentile.nearestRank(0.99, of: sorted)
             m.stalls = stalls
+            m.stallSeconds = stallSeconds
             m.framesDecoded = counters.framesDelivered
             m.framesShown = shown
             m.wastedFrames = max(0, counters.framesDelivered - shown)

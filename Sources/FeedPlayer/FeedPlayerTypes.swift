@@ -12,8 +12,11 @@ public struct FeedPlayerConfiguration: Sendable {
     public var upright = true
     /// Concurrent prefetch jobs (default: active cores).
     public var workers = ProcessInfo.processInfo.activeProcessorCount
-    /// Decoder threads per item. Items decode in parallel, so one thread each keeps the cores shared fairly.
-    public var decoderThreads = 1
+    /// Decoder threads per item (default: active cores). The item on screen must keep up on its own however heavy
+    /// it is (a 1080p HEVC Main10 clip needs most of a core on one thread), and decodes while the neighbours wait
+    /// (``PrefetchRules/jobsToStart(current:queued:laneBusy:)``), so it may use every core; neighbours mostly decode
+    /// one first frame each.
+    public var decoderThreads = ProcessInfo.processInfo.activeProcessorCount
     /// Decoded bytes held across all items. 256 MiB keeps five 720x1280 BGRA first frames (3.7 MB each) plus about
     /// two seconds of 30 fps playback buffer for the current and next items.
     public var memoryBudget = 256 * 1024 * 1024
@@ -92,8 +95,9 @@ public struct FeedPlayerMetrics: Sendable, Codable, Equatable {
     public var timeToFirstFrameP50: Double = 0
     public var timeToFirstFrameP95: Double = 0
     public var timeToFirstFrameP99: Double = 0
-    /// Times playback had no frame when one was due.
+    /// Times playback had no frame when one was due, and the seconds it waited in all.
     public var stalls = 0
+    public var stallSeconds = 0.0
     /// Frames decoded and kept by prefetching.
     public var framesDecoded = 0
     /// Frames handed to the front end (first frames on swipes, playback frames).

@@ -24,10 +24,17 @@ struct MediaPreparer: PrefetchPreparer {
         var decodedInLoop = 0
         /// The picture of a still image or cover (an item whose first pass had one frame), shown again on each loop.
         var lastImage: Image?
+        /// Frames the item held when this decoder was opened, still to decode again unshown before delivering: the
+        /// next frame delivered follows the last one held, even if the job that opened it stopped early.
+        var toSkip: Int
+        /// Bytes of a converted frame (the display box and pixel format are fixed per item), once one was converted:
+        /// what the next frame asks the budget for.
+        var frameBytes: Int?
 
-        init(file: MediaFile, cancellation: CancellationToken) {
+        init(file: MediaFile, cancellation: CancellationToken, toSkip: Int) {
             self.file = file
             self.cancellation = cancellation
+            self.toSkip = toSkip
         }
     }
 
@@ -53,11 +60,14 @@ struct MediaPreparer: PrefetchPreparer {
             handle = existing
         } else {
             let token = CancellationToken()
-            handle = Handle(file: try recipe.open(catalog.source(at: job.index), cancellation: token), cancellation: token)
+            handle = Handle(file: try recipe.open(catalog.source(at: job.index), cancellation: token), cancellation: token,
+                            toSkip: job.heldFrames)
         }
         // Cancelling the job interrupts a blocking read through FFmpeg's interrupt callback.
         job.token.onCancel { handle.cancellation.cancel() }
-        if existing == nil, !job.reached(.probed) { return handle }
+        // A job that has done enough returns — but a fresh decoder for an item holding frames is positioned first
+        // (below), so that it is ready to go on from the last of them.
+        if existing == nil, !job.reached(.probed), handle.toSkip == 0 || job.token.isCancelled { return handle }
         if job.target == .probed { return handle }
 
         let decoder = try handle.decoder ?? recipe.decoder(for: handle.file)
@@ -65,14 +75,29 @@ struct MediaPreparer: PrefetchPreparer {
         let converter = handle.converter ?? recipe.converter(for: decoder)
         handle.converter = converter
 
+        // A fresh decoder for an item that holds frames already decodes them again, unshown (`handle.toSkip`), so the
+        // next frame delivered follows the last one held.
+        var delivered = 0
         while true {
+            if handle.toSkip > 0, job.token.isCancelled { return handle }
+            // Backpressure: every frame after the item's first asks for room before it is decoded, so none is ever
+            // decoded only to be refused (the decoder stays at the undecoded frame when there is no room).
+            if handle.toSkip == 0, job.startsWithFirstFrame || delivered > 0, let bytes = handle.frameBytes,
+               job.admit(bytes: bytes) != .go {
+                return handle
+            }
             guard let frame = try decoder.nextFrame() else {
                 // End of the item: loop, as a feed player does. A still (an image, a cover picture, or a stream
                 // that cannot seek back) shows its picture again instead of decoding it again.
                 if let still = handle.lastImage, handle.decodedInLoop <= 1 || handle.loop > 0 && handle.decodedInLoop == 0 {
                     handle.loop += 1
+                    if handle.toSkip > 0 {
+                        handle.toSkip -= 1
+                        continue
+                    }
                     let again = PlayerFrame(index: job.index, image: still, time: 0,
                                             duration: Self.stillDuration(decoder), loop: handle.loop)
+                    delivered += 1
                     if !job.deliver(again) { return handle }
                     continue
                 }
@@ -86,12 +111,18 @@ struct MediaPreparer: PrefetchPreparer {
             }
             handle.decodedInLoop += 1
             let image = try converter.convert(frame)
+            handle.frameBytes = image.bytes.count
             // Only a still needs its picture again, and a still has one frame: keep the first picture of the first
             // pass (the first frame's own storage) and let go of it once a second frame proves this is a video, so
             // the handle never holds a frame outside the budget.
             if handle.loop == 0 { handle.lastImage = handle.decodedInLoop == 1 ? image : nil }
+            if handle.toSkip > 0 {
+                handle.toSkip -= 1
+                continue
+            }
             let shown = PlayerFrame(index: job.index, image: image, time: frame.time ?? 0,
                                     duration: Self.duration(of: frame, in: decoder), loop: handle.loop)
+            delivered += 1
             if !job.deliver(shown) { return handle }
         }
     }

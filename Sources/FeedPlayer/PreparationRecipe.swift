@@ -12,7 +12,7 @@ public struct PreparationRecipe: Sendable, Equatable {
     /// ``MediaFile/feedFormats`` only: reading the MP4 header instead of probing packets, with ``scaling``
     /// ``ScalingQuality/fast``, took a cold first frame from 42 to 26 ms on the reference clip.
     public var openOptions: OpenOptions
-    /// The decoder's options: one thread per item by default (items decode in parallel).
+    /// The decoder's options: as many threads per item as active cores by default (``FeedPlayerConfiguration/decoderThreads``).
     public var decoderOptions: DecoderOptions
     /// How frames are scaled to ``displaySize``: ``ScalingQuality/fast`` for the player (frames are shown, not kept).
     public var scaling: ScalingQuality

@@ -3,6 +3,8 @@ import Prefetch
 /// An item's open container and decoder between jobs, and where its decoding and downloading stand.
 struct SimHandle {
     var decoderOpen = false
+    /// Frames the item held when this decoder was opened, still to decode again undelivered before new ones.
+    var toSkip = 0
     var frameInLoop = 0
     var downloadedSeconds = 0.0
 }
@@ -30,7 +32,7 @@ struct KeptHandles {
 /// One running job, kept in the engine's lane it runs on: its scheduler-side flags, its progress as PrefetchJob
 /// counts it, and the step it is in.
 struct SimJob {
-    enum Phase { case connect, probeDownload, open, decoderOpen, chunkWait, chunkDownload, frame, done }
+    enum Phase { case connect, probeDownload, open, decoderOpen, chunkWait, chunkDownload, admit, frame, done }
     enum Kind { case cpu, download, wait }
 
     let index: Int
@@ -56,7 +58,7 @@ struct SimJob {
         switch phase {
         case .open, .decoderOpen, .frame: .cpu
         case .probeDownload, .chunkDownload: .download
-        case .connect, .chunkWait, .done: .wait
+        case .connect, .chunkWait, .admit, .done: .wait
         }
     }
 }
@@ -78,8 +80,10 @@ extension SimulationEngine {
             lanes[lane]!.handle = handle
             continueToFrames(lane)
         } else if let network = scenario.network {
+            lanes[lane]!.handle.toSkip = order.heldFrames
             set(lane, .connect, 2 * network.roundTrip)
         } else {
+            lanes[lane]!.handle.toSkip = order.heldFrames
             set(lane, .open, table.openSeconds[order.index])
         }
     }
@@ -113,7 +117,17 @@ extension SimulationEngine {
         }
     }
 
+    /// MediaPreparer's loop: a frame after the item's first asks the budget for room first (a zero-length step,
+    /// so that the machine's event runs from the main loop, never inside another event's actions).
     private mutating func nextFrame(_ lane: Int) {
+        let job = lanes[lane]!
+        if job.handle.toSkip == 0, job.hadFirst || job.delivered > 0, job.phase != .admit {
+            return set(lane, .admit, 0)
+        }
+        decodeFrame(lane)
+    }
+
+    private mutating func decodeFrame(_ lane: Int) {
         let index = lanes[lane]!.index
         let handle = lanes[lane]!.handle
         if let network = scenario.network {
@@ -149,7 +163,8 @@ extension SimulationEngine {
             let more = PrefetchRules.jobNeedsMore(target: job.target, hadFirstFrame: job.hadFirst,
                                                   bufferedAtStart: job.bufferedAtStart, delivered: job.delivered,
                                                   deliveredSeconds: job.deliveredSeconds, stopped: job.stopped)
-            if more { continueToFrames(lane) } else { finish(lane: lane) }
+            // A fresh decoder for an item holding frames is positioned after them before the job returns.
+            if more || lanes[lane]!.handle.toSkip > 0 { continueToFrames(lane) } else { finish(lane: lane) }
         case .decoderOpen:
             lanes[lane]!.handle.decoderOpen = true
             nextFrame(lane)
@@ -157,6 +172,15 @@ extension SimulationEngine {
             let remainingMedia = items.duration[index] - job.handle.downloadedSeconds
             let seconds = min(scenario.network!.chunkSeconds, max(remainingMedia, 0))
             set(lane, .chunkDownload, chunkBytes(index, seconds: seconds))
+        case .admit:
+            // PrefetchJob.admit: a job that has done enough (or was stopped) returns; otherwise the machine answers.
+            guard PrefetchRules.jobNeedsMore(target: job.target, hadFirstFrame: job.hadFirst,
+                                             bufferedAtStart: job.bufferedAtStart, delivered: job.delivered,
+                                             deliveredSeconds: job.deliveredSeconds, stopped: job.stopped)
+            else { return finish(lane: lane) }
+            let answer = machine.admit(bytes: table.frameBytes[index], to: index, lane: lane)
+            perform()
+            if answer == .go && !lanes[lane]!.cancelled { decodeFrame(lane) } else { finish(lane: lane) }
         case .chunkDownload:
             lanes[lane]!.handle.downloadedSeconds = min(items.duration[index],
                                                        job.handle.downloadedSeconds + scenario.network!.chunkSeconds)
@@ -165,6 +189,11 @@ extension SimulationEngine {
             var frameInLoop = job.handle.frameInLoop + 1
             if frameInLoop >= table.framesPerLoop[index] { frameInLoop = 0 }  // seek back: loop
             lanes[lane]!.handle.frameInLoop = frameInLoop
+            if job.handle.toSkip > 0 {
+                // A frame the item holds already, decoded again by a fresh decoder: not delivered.
+                lanes[lane]!.handle.toSkip -= 1
+                return job.cancelled ? finish(lane: lane) : nextFrame(lane)
+            }
             decodedBytesTotal += table.frameBytes[index]
             // PrefetchJob.deliver: the job decides from what it delivered whether to go on, then hands the frame
             // over; a stop from the scheduler takes effect at the next frame, as with the live control queue.

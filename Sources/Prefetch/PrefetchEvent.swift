@@ -48,4 +48,6 @@ public struct PrefetchCounters: Sendable, Equatable {
     public var peakDecodedBytes = 0
     /// Items that failed.
     public var failures = 0
+    /// Times a job asked for room for its next frame and was told to pause (``PrefetchStateMachine/admit(bytes:to:lane:)``).
+    public var admissionsPaused = 0
 }

@@ -13,8 +13,12 @@ public protocol PrefetchPreparer: Sendable {
     ///
     /// Call `job.reached(.probed)` once the item is opened, then `job.deliver(_:)` for each decoded frame in
     /// presentation order — the first one is the item's first frame — until it returns false (target reached,
-    /// cancelled, or over the memory budget). Check `job.token` between packets. Returns the handle to keep for a
-    /// later job on the same item (the scheduler drops it if the job was cancelled). Throwing marks the item failed.
+    /// cancelled, or over the memory budget). Before decoding each frame after the item's first, ask
+    /// `job.admit(bytes:)` (the frame's size is known from the first) and return, keeping the decoder at the
+    /// undecoded frame, unless it says ``PrefetchStateMachine/Admission/go``. Without a handle, an item already holds
+    /// `job.heldFrames` frames: decode that many again without delivering them. Check `job.token` between packets.
+    /// Returns the handle to keep for a later job on the same item (the scheduler drops it if the job was cancelled).
+    /// Throwing marks the item failed.
     func prepare(_ job: PrefetchJob<Frame>, from handle: Handle?) throws -> Handle?
 
     /// Bytes the frame holds (counted against the memory budget).
@@ -38,22 +42,34 @@ public final class PrefetchJob<Frame: Sendable>: Sendable {
     public let startStage: PrefetchStage?
     /// Cancelled when the item leaves the wanted set.
     public let token: WorkToken
+    /// Frames the item holds when the job starts (its first frames, in order): a job without a kept decoder decodes
+    /// this many again before it delivers anything.
+    public let heldFrames: Int
+    /// Whether the item holds its first frame when the job starts (every frame this job delivers is then a
+    /// buffered one, admitted first).
+    public var startsWithFirstFrame: Bool { hadFirstFrame }
     private let hadFirstFrame: Bool
     private let bufferedAtStart: Double
     private let onDeliver: @Sendable (Frame) -> Void
     private let onReach: @Sendable (PrefetchStage) -> Void
+    private let onAdmit: @Sendable (Int) -> PrefetchStateMachine.Admission
     private let durationOf: @Sendable (Frame) -> Double
     private let progress = Locked<(delivered: Int, seconds: Double, stopped: Bool)>((0, 0, false))
 
-    /// A job as the scheduler (or a test) makes it: `hasFirstFrame` and `bufferedSeconds` describe what the item
-    /// already holds; `deliver` and `reached` hand results over without blocking.
+    /// A job as the scheduler (or a test) makes it: `hasFirstFrame`, `bufferedSeconds` and `heldFrames` describe what
+    /// the item already holds; `deliver` and `reached` hand results over without blocking; `admit` asks for room for
+    /// a frame (the scheduler answers at once; the default always says go).
     public init(index: Int, target: PrefetchStage, startStage: PrefetchStage?, hasFirstFrame: Bool,
-                bufferedSeconds: Double, token: WorkToken, duration: @escaping @Sendable (Frame) -> Double,
-                deliver: @escaping @Sendable (Frame) -> Void, reached: @escaping @Sendable (PrefetchStage) -> Void) {
+                bufferedSeconds: Double, heldFrames: Int = 0, token: WorkToken,
+                duration: @escaping @Sendable (Frame) -> Double,
+                deliver: @escaping @Sendable (Frame) -> Void, reached: @escaping @Sendable (PrefetchStage) -> Void,
+                admit: @escaping @Sendable (Int) -> PrefetchStateMachine.Admission = { _ in .go }) {
         self.index = index
         self.target = target
         self.startStage = startStage
         self.hadFirstFrame = hasFirstFrame
+        self.heldFrames = heldFrames
+        self.onAdmit = admit
         self.bufferedAtStart = bufferedSeconds
         self.token = token
         self.durationOf = duration
@@ -79,6 +95,14 @@ public final class PrefetchJob<Frame: Sendable>: Sendable {
         }
         onDeliver(frame)
         return more && !token.isCancelled
+    }
+
+    /// Asks for room for the next frame, `bytes` big, before decoding it: ``PrefetchStateMachine/Admission/go``
+    /// (decode it; its bytes are reserved), `.pause` (no room now: return, keeping the decoder where it is; the item is
+    /// queued again once there may be room) or `.stop` (the job has done enough, was stopped or cancelled: return).
+    public func admit(bytes: Int) -> PrefetchStateMachine.Admission {
+        guard shouldContinue else { return .stop }
+        return onAdmit(bytes)
     }
 
     /// Reports a stage reached without a frame (`.probed`). Returns false when the job should stop.

@@ -65,11 +65,13 @@ public struct PrefetchRules: Sendable, Hashable {
     @inlinable
     public func keepsHandle(_ index: Int, current: Int) -> Bool { distance(index, from: current) <= keepHandlesWithin }
 
-    /// Whether a slot still needs work for its wanted stage: never once it failed, nor while the budget starved it.
+    /// Whether a slot still needs work for its wanted stage: never once it failed, nor while the budget starved it,
+    /// nor while it waits for room in the budget.
     @inlinable
     public static func needsWork(wanted: PrefetchStage?, reached: PrefetchStage?, hasFirstFrame: Bool,
-                                 bufferedSeconds: Double, failed: Bool, starved: Bool) -> Bool {
-        guard let wanted, !failed, !starved else { return false }
+                                 bufferedSeconds: Double, failed: Bool, starved: Bool,
+                                 waitingForRoom: Bool = false) -> Bool {
+        guard let wanted, !failed, !starved, !waitingForRoom else { return false }
         switch wanted {
         case .probed: return reached == nil
         case .firstFrame: return !hasFirstFrame
@@ -130,20 +132,43 @@ public struct PrefetchRules: Sendable, Hashable {
         /// Whether its job is queued (not yet running) and whether one is running.
         public var jobQueued: Bool
         public var jobRunning: Bool
+        /// Whether playback is about to run dry: it holds its first frame but less than
+        /// ``PrefetchRules/playbackLowWater`` seconds after it, and wants more.
+        public var runningDry: Bool
         /// The on-screen item's state.
-        public init(index: Int, hasFirstFrame: Bool, jobQueued: Bool, jobRunning: Bool) {
+        public init(index: Int, hasFirstFrame: Bool, jobQueued: Bool, jobRunning: Bool, runningDry: Bool = false) {
             self.index = index
             self.hasFirstFrame = hasFirstFrame
             self.jobQueued = jobQueued
             self.jobRunning = jobRunning
+            self.runningDry = runningDry
         }
+
+        /// Whether the item on screen is behind: no first frame yet, or playback about to run dry.
+        @inlinable
+        public var isBehind: Bool { !hasFirstFrame || runningDry }
+    }
+
+    /// Seconds of decoded frames ahead of playback below which the item on screen is running dry: until it has
+    /// them again, no other job starts, and its job never runs on a background lane. (A tenth of a second is a few
+    /// frames: enough to ride out a wake-up, short enough that neighbours' first frames are not held back long.)
+    public static let playbackLowWater = 0.1
+
+    /// Whether the item on screen, holding `bufferedSeconds` after its first frame, runs dry for its wanted stage.
+    @inlinable
+    public static func runsDry(wanted: PrefetchStage?, hasFirstFrame: Bool, bufferedSeconds: Double) -> Bool {
+        guard hasFirstFrame, case .buffered(let seconds)? = wanted else { return false }
+        return bufferedSeconds < min(seconds, playbackLowWater)
     }
 
     /// Which queued jobs start now, and on which lane (most urgent first).
     ///
-    /// The item on screen starts on the lane kept for it when that lane is free. Background lanes then take queued
-    /// jobs by priority (ties: lower index first) — but while the item on screen waits for its first frame (its job
-    /// runs and no frame is held) nothing else starts, so it has the CPU to itself.
+    /// The item on screen has absolute priority. It starts on the lane kept for it (normal priority) when that lane
+    /// is free, else on a background lane (while it is behind nothing else runs there, so it has a core; the state
+    /// machine moves it to its own lane as soon as that is free). Background lanes then take queued jobs by priority
+    /// (ties: lower index first) — but while the item on screen is behind (``CurrentState/isBehind``: no first frame
+    /// yet, or playback about to run dry) and its job runs or has just started, nothing else starts, so it has the CPU
+    /// to itself.
     /// - Parameters:
     ///   - current: the on-screen item's slot, nil when it has none.
     ///   - queued: every queued job (including the current item's, if queued).
@@ -154,11 +179,11 @@ public struct PrefetchRules: Sendable, Hashable {
         // Whether the current item's queued job left the waiting list for the urgent lane.
         var currentStarted = false
         if let current {
-            currentWaits = !current.hasFirstFrame && current.jobRunning
+            currentWaits = current.isBehind && current.jobRunning
             if current.jobQueued, !laneBusy[urgentLane] {
                 starts.append((current.index, urgentLane))
                 currentStarted = true
-                currentWaits = !current.hasFirstFrame
+                currentWaits = current.isBehind
             }
         }
         guard !currentWaits else { return starts }
@@ -175,7 +200,7 @@ public struct PrefetchRules: Sendable, Hashable {
             guard best >= 0 else { break }
             starts.append((queued[best].index, lane))
             picked.insert(best)
-            if let current, queued[best].index == current.index, !current.hasFirstFrame { break }
+            if let current, queued[best].index == current.index, current.isBehind { break }
         }
         return starts
     }
@@ -202,9 +227,11 @@ public struct PrefetchRules: Sendable, Hashable {
     /// Whose frames the budget may drop, in order, to make room for a frame delivered to item `index`.
     ///
     /// A first frame is worth more than any buffered frame, and among frames of one kind a nearer slot's are worth
-    /// more; so an incoming first frame may evict every other slot's buffered frames and farther slots' first frames,
-    /// an incoming buffered frame only farther slots' buffered frames. Victims go farthest slot first (ties: higher
-    /// index first), newest frame first within a slot; the caller drops frames in this order until the frame fits.
+    /// more; so an incoming first frame may evict other slots' buffered frames and farther slots' first frames,
+    /// an incoming buffered frame only farther slots' buffered frames. The item on screen's buffered frames are never
+    /// evicted: playback is already past the frames before them, so they could not be decoded again without a gap.
+    /// Victims go farthest slot first (ties: higher index first), newest frame first within a slot; the caller drops
+    /// frames in this order until the frame fits.
     /// - Returns: slots whose buffered frames may go, then slots whose first frames may go, each in eviction order.
     public func evictionOrder(for index: Int, incomingIsFirst: Bool, current: Int,
                               others: [Int]) -> (buffered: [Int], first: [Int]) {
@@ -216,7 +243,7 @@ public struct PrefetchRules: Sendable, Hashable {
         var buffered: [Int] = [], first: [Int] = []
         for entry in order {
             let farther = entry.distance > mine
-            if incomingIsFirst || farther { buffered.append(entry.index) }
+            if (incomingIsFirst || farther) && entry.index != current { buffered.append(entry.index) }
             if incomingIsFirst && farther { first.append(entry.index) }
         }
         return (buffered, first)

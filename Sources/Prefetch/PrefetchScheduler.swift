@@ -278,12 +278,21 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         let preparer = self.preparer
         let work = PrefetchJob<Frame>(
             index: index, target: order.target, startStage: order.startStage, hasFirstFrame: order.hasFirstFrame,
-            bufferedSeconds: order.bufferedSeconds, token: job.token, duration: { preparer.duration(of: $0) },
+            bufferedSeconds: order.bufferedSeconds, heldFrames: order.heldFrames, token: job.token,
+            duration: { preparer.duration(of: $0) },
             deliver: { [unowned self] frame in self.control.async { self.deliver(frame, to: index, lane: lane) } },
             reached: { [unowned self] stage in
                 self.control.async {
                     self.machine.reach(stage, index: index, lane: lane)
                     self.performActions()
+                }
+            },
+            // A short wait on the control queue, which never waits for a worker (and a swipe never waits for it).
+            admit: { [unowned self] bytes in
+                self.control.sync {
+                    let answer = self.machine.admit(bytes: bytes, to: index, lane: lane)
+                    self.performActions()
+                    return answer
                 }
             })
         job.work = work

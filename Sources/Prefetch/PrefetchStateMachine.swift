@@ -62,6 +62,20 @@ public struct PrefetchStateMachine: Sendable {
         public var hasFirstFrame: Bool
         /// Seconds of buffered frames the item holds.
         public var bufferedSeconds: Double
+        /// Frames the item holds (its first frame and the buffered ones). They are its first frames in order, so a
+        /// job that starts without a kept decoder decodes this many again before it delivers anything new.
+        public var heldFrames: Int
+    }
+
+    /// The answer to a job asking for room for its next frame (``PrefetchStateMachine/admit(bytes:to:lane:)``).
+    public enum Admission: Sendable, Hashable {
+        /// Decode it: the bytes are reserved in the budget.
+        case go
+        /// No room now: return with the decoder at the undecoded frame. The slot waits for room and is queued
+        /// again when playback takes a frame (the item on screen) or memory is released.
+        case pause
+        /// The item needs no more frames (target reached, lowered, cancelled): return.
+        case stop
     }
 
     /// How a job ended, as its driver saw it.
@@ -188,6 +202,15 @@ public struct PrefetchStateMachine: Sendable {
         public internal(set) var starved = false
         /// Whether the item failed (``PrefetchStateMachine/failure(of:)`` says why); a failed item gets no more work.
         public internal(set) var failed = false
+        /// Set when its job was told to pause for lack of room: not queued again until room may have been made.
+        public internal(set) var waitingForRoom = false
+        /// Bytes admitted for frames its job is decoding and has not delivered yet (counted in the budget).
+        public internal(set) var reservedBytes = 0
+        /// Set when a job returned no decoder to keep: none is asked for again.
+        public internal(set) var decoderless = false
+        /// Set when frames its decoder had passed were dropped unshown: the decoder must not be kept, the next job
+        /// starts afresh.
+        var restart = false
 
         init(index: Int) { self.index = index }
 
@@ -195,7 +218,8 @@ public struct PrefetchStateMachine: Sendable {
         @inlinable
         public var needsWork: Bool {
             PrefetchRules.needsWork(wanted: wanted?.stage, reached: stage, hasFirstFrame: hasFirstFrame,
-                                    bufferedSeconds: bufferedSeconds, failed: failed, starved: starved)
+                                    bufferedSeconds: bufferedSeconds, failed: failed, starved: starved,
+                                    waitingForRoom: waitingForRoom)
         }
 
         /// The lane of the slot's running job, if one runs.
@@ -209,6 +233,8 @@ public struct PrefetchStateMachine: Sendable {
     struct LaneJob {
         var index: Int
         var cancelled = false
+        /// Stopped so that the item on screen moves to its own lane.
+        var moving = false
         /// Where the job's slot was when `positionVersion` was the slots' version (a cache of ``position(of:)``).
         var position = -1
         var positionVersion = -1
@@ -289,14 +315,33 @@ public struct PrefetchStateMachine: Sendable {
     /// Why item `index` failed, while its slot lasts.
     public func failure(of index: Int) -> String? { failures[index] }
 
-    /// Whether the slot at `position` still needs work for its wanted stage (``PrefetchRules/needsWork``), read
+    /// Whether the slot at `position` needs a job: frames for its wanted stage (``needsFrames(at:)``), or a decoder
+    /// positioned after the frames it holds (``needsDecoder(at:)``).
+    @inlinable @inline(__always)
+    public func needsWork(at position: Int) -> Bool { needsFrames(at: position) || needsDecoder(at: position) }
+
+    /// Whether the slot at `position` still needs frames for its wanted stage (``PrefetchRules/needsWork``), read
     /// in place.
     @inlinable @inline(__always)
-    public func needsWork(at position: Int) -> Bool {
+    public func needsFrames(at position: Int) -> Bool {
         PrefetchRules.needsWork(wanted: slots[position].wanted?.stage, reached: slots[position].stage,
                                 hasFirstFrame: slots[position].hasFirstFrame,
                                 bufferedSeconds: slots[position].bufferedSeconds,
-                                failed: slots[position].failed, starved: slots[position].starved)
+                                failed: slots[position].failed, starved: slots[position].starved,
+                                waitingForRoom: slots[position].waitingForRoom)
+    }
+
+    /// Whether the slot at `position` holds frames but no decoder, and is near enough the current item to keep one
+    /// (``PrefetchRules/keepsHandle(_:current:)``): a job opens one and decodes the held frames again, unshown, so
+    /// that the item goes on from its last frame the moment it becomes current instead of paying for that then. (An
+    /// item whose first frame was decoded farther away, where decoders are not kept, reaches ±1 this way.)
+    @inlinable @inline(__always)
+    public func needsDecoder(at position: Int) -> Bool {
+        let slot = slots[position]
+        // (A slot starved of frames by the budget may still get one: decoding the held frames again takes no room.)
+        guard slot.hasFirstFrame, !slot.hasHandle, slot.job == .none, !slot.failed, !slot.decoderless,
+              let wanted = slot.wanted, wanted.stage >= .firstFrame else { return false }
+        return rules.keepsHandle(slot.index, current: current)
     }
 
     /// Whether no job is queued or running.
@@ -337,15 +382,25 @@ public struct PrefetchStateMachine: Sendable {
     public mutating func apply(current newCurrent: Int, history: [Swipe], now: Double) -> [PrefetchRequest] {
         beginEvent()
         let changed = newCurrent != current
+        let previous = current
         current = newCurrent
         let context = PrefetchContext(current: current, feedLength: rules.feedLength, wraps: rules.wraps,
                                       history: history, now: now)
         let wanted = policy.wanted(in: context)
         for index in slotKeys.sorted() where !wanted.contains(where: { $0.index == index }) { release(index) }
+        // The item left behind keeps its first frame but not the frames after the point its playback reached: if it
+        // becomes current again it plays from its start.
+        if changed, let p = position(of: previous), slots[p].wanted != nil, slots[p].bufferedFrames > 0 {
+            drop(p, firstToo: false)
+        }
         for request in wanted {
             let p = position(of: request.index) ?? add(Slot(index: request.index))
             slots[p].wanted = request
-            if changed { slots[p].starved = false }
+            if changed {
+                slots[p].starved = false
+                // Memory was released or the priorities changed: whoever waited for room asks again.
+                slots[p].waitingForRoom = false
+            }
             if !rules.keepsHandle(request.index, current: current) { releaseHandle(p) }
             trimToTarget(p)
             schedule(p)
@@ -360,6 +415,7 @@ public struct PrefetchStateMachine: Sendable {
     }
 
     private mutating func pumpJobs() {
+        moveCurrentToItsLane()
         guard queuedJobs > 0, runningJobs < lanes.count else { return }
         queuedScratch.removeAll(keepingCapacity: true)
         for i in slots.indices where slots[i].job == .queued {
@@ -368,9 +424,12 @@ public struct PrefetchStateMachine: Sendable {
         var currentState: PrefetchRules.CurrentState?
         if let p = position(of: current) {
             let job = slots[p].job
+            let dry = PrefetchRules.runsDry(wanted: slots[p].wanted?.stage, hasFirstFrame: slots[p].hasFirstFrame,
+                                            bufferedSeconds: slots[p].bufferedSeconds)
             currentState = PrefetchRules.CurrentState(index: current, hasFirstFrame: slots[p].hasFirstFrame,
                                                       jobQueued: job == .queued,
-                                                      jobRunning: job != .none && job != .queued)
+                                                      jobRunning: job != .none && job != .queued,
+                                                      runningDry: dry && !slots[p].waitingForRoom)
         }
         for (index, lane) in rules.jobsToStart(current: currentState, queued: queuedScratch, laneBusy: laneBusy) {
             guard let p = position(of: index), slots[p].job == .queued, let wanted = slots[p].wanted else {
@@ -383,12 +442,24 @@ public struct PrefetchStateMachine: Sendable {
             runningJobs += 1
             counters.jobsStarted += 1
             slots[p].hasHandle = false  // the job takes it
+            slots[p].restart = false
             if reportsEvents { events.append(.started(index: index, target: wanted.stage)) }
             actions.append(.start(JobOrder(index: index, lane: lane, target: wanted.stage,
                                            startStage: slots[p].stage,
                                            hasFirstFrame: slots[p].hasFirstFrame,
-                                           bufferedSeconds: slots[p].bufferedSeconds)))
+                                           bufferedSeconds: slots[p].bufferedSeconds,
+                                           heldFrames: (slots[p].hasFirstFrame ? 1 : 0) + slots[p].bufferedFrames)))
         }
+    }
+
+    /// The item on screen runs on a background lane (it started there as a neighbour, or while its own lane was
+    /// busy) and its own lane is free: its job stops at its next frame and goes on, with its decoder, on that lane,
+    /// so that it never shares a background lane's low priority with the neighbours.
+    private mutating func moveCurrentToItsLane() {
+        guard !laneBusy[rules.urgentLane], let p = currentPosition(), let lane = slots[p].runningLane,
+              lane != rules.urgentLane, lanes[lane]?.moving == false, lanes[lane]?.cancelled == false else { return }
+        lanes[lane]!.moving = true
+        actions.append(.stop(lane: lane))
     }
 
     /// The job on `lane` reached `stage` without a frame (`.probed`).
@@ -403,6 +474,53 @@ public struct PrefetchStateMachine: Sendable {
         if reportsEvents { events.append(.reached(index: index, stage: stage)) }
     }
 
+    /// The job on `lane` asks for room for its next frame of item `index`, `bytes` big, before decoding it
+    /// (backpressure: a frame is never decoded to be refused, so a slot never skips one).
+    ///
+    /// The answer is ``Admission/stop`` when the item needs no more frames; ``Admission/go`` when the frame fits the
+    /// budget, after evicting frames worth less by the same rule as a delivery, with its bytes reserved until it is
+    /// delivered (or the job returns); ``Admission/pause`` otherwise: the slot waits for room. A buffered frame also
+    /// leaves room for the first frames still wanted by other items, so a deep buffer never keeps a neighbour from
+    /// its first frame — except the next frame of the item on screen when it holds none ahead of its playhead: that
+    /// one is worth a first frame, so that playback always goes on, frame by frame if the budget is that small.
+    public mutating func admit(bytes: Int, to index: Int, lane: Int) -> Admission {
+        beginEvent()
+        guard let p = position(of: index, onLane: lane), slots[p].job == .running(lane: lane), slots[p].wanted != nil,
+              lanes[lane]?.cancelled == false, needsFrames(at: p) else {
+            return .stop
+        }
+        // Playback of the item on screen must always be able to go on: when it holds no frame ahead of the playhead,
+        // its next frame is worth a first frame (it may evict any other slot's frames: all are farther) and keeps
+        // no room for others.
+        let playheadStarves = index == current && slots[p].bufferedFrames == 0
+        let incomingIsFirst = playheadStarves || !slots[p].hasFirstFrame && slots[p].reservedBytes == 0
+        var needed = bytes
+        if !incomingIsFirst {
+            for v in slots.indices where v != p && slots[v].wanted.map({ $0.stage >= .firstFrame }) == true
+                && !slots[v].hasFirstFrame && !slots[v].failed && !slots[v].starved {
+                needed += bytes
+            }
+        }
+        if !rules.fits(needed, held: counters.decodedBytes) {
+            evict(toFit: needed, for: p, incomingIsFirst: incomingIsFirst)
+        }
+        guard rules.fits(needed, held: counters.decodedBytes) else {
+            slots[p].waitingForRoom = true
+            counters.admissionsPaused += 1
+            return .pause
+        }
+        slots[p].reservedBytes += bytes
+        counters.decodedBytes += bytes
+        counters.peakDecodedBytes = max(counters.peakDecodedBytes, counters.decodedBytes)
+        return .go
+    }
+
+    /// Gives back the bytes admitted for the slot at `p` and not delivered.
+    private mutating func releaseReservation(_ p: Int) {
+        counters.decodedBytes -= slots[p].reservedBytes
+        slots[p].reservedBytes = 0
+    }
+
     /// The job on `lane` delivered a decoded frame of item `index`, `bytes` big and `duration` seconds long.
     ///
     /// The frame is kept if the item still needs it and it fits the budget, after evicting frames worth less
@@ -411,20 +529,31 @@ public struct PrefetchStateMachine: Sendable {
     public mutating func deliver(bytes: Int, duration: Double, to index: Int, lane: Int) -> Delivery {
         beginEvent()
         guard let p = position(of: index, onLane: lane), slots[p].job == .running(lane: lane), slots[p].wanted != nil,
-              needsWork(at: p) else {
+              needsFrames(at: p) else {
             counters.framesDropped += 1
+            if let p = position(of: index, onLane: lane), slots[p].job == .running(lane: lane) {
+                // The decoder moved past a frame the slot will not hold.
+                releaseReservation(p)
+                slots[p].restart = true
+            }
             return .rejected
         }
-        if !rules.fits(bytes, held: counters.decodedBytes) {
-            evict(toFit: bytes, for: p, incomingIsFirst: !slots[p].hasFirstFrame)
+        // An admitted frame was counted when it was admitted.
+        let admitted = min(slots[p].reservedBytes, bytes)
+        slots[p].reservedBytes -= admitted
+        let extra = bytes - admitted
+        if extra > 0, !rules.fits(extra, held: counters.decodedBytes) {
+            evict(toFit: extra, for: p, incomingIsFirst: !slots[p].hasFirstFrame)
         }
-        guard rules.fits(bytes, held: counters.decodedBytes) else {
+        guard rules.fits(extra, held: counters.decodedBytes) else {
+            counters.decodedBytes -= admitted
             counters.framesDropped += 1
             slots[p].starved = true
+            slots[p].restart = true
             actions.append(.stop(lane: lane))
             return .rejected
         }
-        counters.decodedBytes += bytes
+        counters.decodedBytes += extra
         counters.peakDecodedBytes = max(counters.peakDecodedBytes, counters.decodedBytes)
         counters.framesDelivered += 1
         let outcome: Delivery
@@ -436,8 +565,15 @@ public struct PrefetchStateMachine: Sendable {
             outcome = .first
             if index == current { pumpJobs() }  // other work was held back for it
         } else {
+            let wasDry = index == current && PrefetchRules.runsDry(wanted: slots[p].wanted?.stage, hasFirstFrame: true,
+                                                                   bufferedSeconds: slots[p].bufferedSeconds)
             appendFrame(BufferedFrame(bytes: bytes, duration: duration), at: p)
             outcome = .buffered
+            // Playback of the item on screen is safe again: the work held back for it may start.
+            if wasDry, !PrefetchRules.runsDry(wanted: slots[p].wanted?.stage, hasFirstFrame: true,
+                                             bufferedSeconds: slots[p].bufferedSeconds) {
+                pumpJobs()
+            }
             if case .buffered(let target)? = slots[p].wanted?.stage, slots[p].bufferedSeconds >= target,
                slots[p].stage.map({ $0 < .buffered(seconds: target) }) ?? true {
                 slots[p].stage = .buffered(seconds: target)
@@ -445,7 +581,7 @@ public struct PrefetchStateMachine: Sendable {
             }
         }
         // Nothing above removes a slot, so `p` still holds.
-        if !needsWork(at: p) { actions.append(.stop(lane: lane)) }
+        if !needsFrames(at: p) { actions.append(.stop(lane: lane)) }
         return outcome
     }
 
@@ -461,10 +597,12 @@ public struct PrefetchStateMachine: Sendable {
         var keep = false
         if let p = position, slots[p].job == .running(lane: lane) {
             slots[p].job = .none
+            releaseReservation(p)
             switch result {
             case .completed(let handle):
-                keep = handle && slots[p].wanted != nil && !job.cancelled
+                keep = handle && slots[p].wanted != nil && !job.cancelled && !slots[p].restart
                     && rules.keepsHandle(job.index, current: current)
+                if !handle && !job.cancelled { slots[p].decoderless = true }
                 slots[p].hasHandle = keep
             case .failed(let message):
                 if !job.cancelled {
@@ -497,6 +635,8 @@ public struct PrefetchStateMachine: Sendable {
         }
         let taken = takeOldestFrame(at: p)
         counters.decodedBytes -= taken.bytes
+        // The frame taken made room: the item on screen asks again if it was waiting.
+        slots[p].waitingForRoom = false
         schedule(p)
         pumpJobs()
         return true
@@ -534,7 +674,9 @@ public struct PrefetchStateMachine: Sendable {
     /// Drops what a lowered target no longer needs (the current item became a neighbour, a neighbour moved away).
     private mutating func trimToTarget(_ p: Int) {
         guard let wanted = slots[p].wanted else { return }
-        if let lane = slots[p].runningLane, !needsWork(at: p) { actions.append(.stop(lane: lane)) }
+        if let lane = slots[p].runningLane, !needsFrames(at: p) { actions.append(.stop(lane: lane)) }
+        // The item on screen keeps what playback will take next, whatever its target.
+        guard slots[p].index != current else { return }
         switch wanted.stage {
         case .probed: if slots[p].bufferedFrames > 0 || slots[p].hasFirstFrame { drop(p, firstToo: true) }
         case .firstFrame: if slots[p].bufferedFrames > 0 { drop(p, firstToo: false) }
@@ -551,6 +693,7 @@ public struct PrefetchStateMachine: Sendable {
             for _ in 0..<n { counters.decodedBytes -= popNewestFrame(at: p).bytes }
             counters.framesDropped += n
             actions.append(.dropBuffered(index: slots[p].index, count: n))
+            forgetDecoderPosition(p)
         }
     }
 
@@ -559,6 +702,7 @@ public struct PrefetchStateMachine: Sendable {
     private mutating func release(_ index: Int) {
         guard let p = position(of: index), slots[p].wanted != nil else { return }
         slots[p].wanted = nil
+        releaseReservation(p)
         switch slots[p].job {
         case .running(let lane):
             counters.cancelledWhileRunning += 1
@@ -605,6 +749,15 @@ public struct PrefetchStateMachine: Sendable {
             if let stage = slots[p].stage, stage > .probed { slots[p].stage = .probed }
             actions.append(.dropFirst(index: index))
         }
+        if count > 0 || firstToo { forgetDecoderPosition(p) }
+    }
+
+    /// Frames the slot's decoder had passed were dropped unshown: its kept decoder goes, and one its running job
+    /// hands back is not kept, so the next job starts afresh and decodes the frames the slot still holds again
+    /// before delivering new ones — nothing skipped, nothing twice.
+    private mutating func forgetDecoderPosition(_ p: Int) {
+        slots[p].restart = true
+        releaseHandle(p)
     }
 
     /// Makes room for an incoming frame by dropping frames worth less than it, in the rules' order: buffered frames
@@ -656,6 +809,7 @@ public struct PrefetchStateMachine: Sendable {
     private mutating func noteEvicted(_ v: Int, frames: Int, bytes: Int) {
         counters.framesDropped += frames
         slots[v].starved = true
+        forgetDecoderPosition(v)
         if let lane = slots[v].runningLane { cancel(lane) }
         if reportsEvents { events.append(.evicted(index: slots[v].index, frames: frames, bytes: bytes)) }
     }

@@ -51,6 +51,9 @@ struct PlayCommand: ParsableCommand {
     @Option(help: "Concurrent prefetch jobs (default: cores).")
     var workers: Int?
 
+    @Option(name: .customLong("decoder-threads"), help: "Decoder threads per item (default: cores).")
+    var decoderThreads: Int?
+
     @Flag(inversion: .prefixedNo,
           help: "Wrap around: after the last item comes the first. Default: on with --random (a random session at the end of a feed that does not wrap would mostly stay put), off otherwise.")
     var wrap: Bool?
@@ -73,6 +76,7 @@ struct PlayCommand: ParsableCommand {
         }
         if let random { try NumberRules.count(random, "--random", max: 10_000_000) }
         if let workers { try NumberRules.count(workers, "--workers", max: NumberRules.maxThreads) }
+        if let decoderThreads { try NumberRules.count(decoderThreads, "--decoder-threads", max: NumberRules.maxThreads) }
         try NumberRules.count(waitMilliseconds, "--wait-ms", max: Int(NumberRules.maxSeconds) * 1000)
     }
 
@@ -83,6 +87,8 @@ struct PlayCommand: ParsableCommand {
         var publicID: String
         var result: String
         var timeToFirstFrameMs: Double?
+        /// How the item played during the dwell after this swipe.
+        var playback: PlaybackStatistics?
     }
 
     struct Report: Encodable {
@@ -91,6 +97,10 @@ struct PlayCommand: ParsableCommand {
         var swipes: [SwipeRecord]
         /// Actions that did not move: the metrics count them as neither swipes nor hits.
         var stayed: Int
+        /// How the first item played before the first swipe.
+        var initialPlayback: PlaybackStatistics
+        /// Every dwell's playback summed (the first item's included).
+        var playback: PlaybackTotals
         var metrics: FeedPlayerMetrics
         var memory: MemoryReport
     }
@@ -121,6 +131,7 @@ struct PlayCommand: ParsableCommand {
         configuration.wraps = wraps
         configuration.openOptions = mediaPolicy.applied(to: configuration.openOptions)
         if let workers { configuration.workers = max(1, workers) }
+        if let decoderThreads { configuration.decoderThreads = decoderThreads }
         let chosen = policy.policy
         // A paged listing is read page by page as the viewer goes (FeedPlayer asks for the next page before the
         // window reaches the end of what is loaded); a folder or a manifest is one page.
@@ -182,15 +193,19 @@ struct PlayCommand: ParsableCommand {
         player.start(at: 0)
         _ = player.waitForFirstFrame(of: 0, timeout: Double(waitMilliseconds) / 1000)
         let dwellRange = dwell.milliseconds
+        var totals = PlaybackTotals()
         // The first item is watched for a dwell too before the first swipe, as a viewer would.
-        func dwellOnCurrent(_ watch: Double?) {
+        func dwellOnCurrent(_ watch: Double?) -> PlaybackStatistics {
             let playback = player.play { _ in }
             let seconds = watch ?? Double(dwellRange.lowerBound + Int(rng.next() % UInt64(dwellRange.count))) / 1000
             Thread.sleep(forTimeInterval: seconds)
             playback.stop()
             playback.wait(timeout: 5)
+            let stats = playback.statistics
+            totals.add(stats)
+            return stats
         }
-        dwellOnCurrent(session?.initialWatch)
+        let initialPlayback = dwellOnCurrent(session?.initialWatch)
         var records: [SwipeRecord] = []
         var stayed = 0
         var residentAfter100: Int? = nil
@@ -238,27 +253,33 @@ struct PlayCommand: ParsableCommand {
                     throw ExitCode(ExitStatus.couldNotRun)
                 }
             }
+            // Dwell: the current item plays while the window around it is prefetched; the next swipe stops it.
+            record.playback = dwellOnCurrent(session?.steps[n].watch)
             if !json {
                 let ttff = record.timeToFirstFrameMs.map { String(format: "%8.2f ms", $0) } ?? "       -   "
                 let act = Console.pad(action.description, 4)
                 let result = Console.pad(record.result, 5)
+                let played = record.playback.map {
+                    String(format: "  %3d/%-3d on time, %d stalls (%.0f ms)", $0.framesOnTime, $0.framesDue, $0.stalls,
+                           $0.stallSeconds * 1000)
+                } ?? ""
                 Console.out(String(format: "%5d ", n + 1) + act + String(format: " #%-4d ", index) + ttff + "  "
-                            + result + "  " + Console.safe(record.publicID) + "\n")
+                            + result + "  " + Console.safe(record.publicID) + played + "\n")
             }
             records.append(record)
-            // Dwell: the current item plays while the window around it is prefetched; the next swipe stops it.
-            dwellOnCurrent(session?.steps[n].watch)
             if n + 1 == 100 { residentAfter100 = ResidentMemory.bytes() }
         }
         let metrics = player.metrics
         let memory = MemoryReport(residentAfter100Swipes: residentAfter100, residentAtEnd: ResidentMemory.bytes())
         player.shutdown()
         if json {
-            let report = Report(policy: chosen.name, swipes: records, stayed: stayed, metrics: metrics, memory: memory)
+            let report = Report(policy: chosen.name, swipes: records, stayed: stayed, initialPlayback: initialPlayback,
+                                playback: totals, metrics: metrics, memory: memory)
             let data = try Console.jsonEncoder().encode(report)
             Console.out(String(decoding: data, as: UTF8.self) + "\n")
         } else {
             Console.out(PlaySummary.text(metrics, policy: chosen.name))
+            Console.out(PlaySummary.text(totals))
             if stayed > 0 {
                 Console.out("\(stayed) of \(actions.count) actions did not move (the end of the feed without --wrap, or a "
                             + "jump to the item on screen)\n")
@@ -270,8 +291,55 @@ struct PlayCommand: ParsableCommand {
     }
 }
 
+/// Every dwell's ``PlaybackStatistics`` summed: how smoothly the whole session played.
+struct PlaybackTotals: Encodable {
+    var framesShown = 0
+    var framesOnTime = 0
+    var framesDue = 0
+    var stalls = 0
+    var stallSeconds = 0.0
+    /// Dwells (items watched, the first one included) and those with at least one stall.
+    var dwells = 0
+    var dwellsWithStalls = 0
+
+    /// Frames shown on time over frames due, in percent.
+    var onTimePercent: Double { framesDue == 0 ? 100 : 100 * Double(framesOnTime) / Double(framesDue) }
+
+    mutating func add(_ s: PlaybackStatistics) {
+        framesShown += s.framesShown
+        framesOnTime += s.framesOnTime
+        framesDue += s.framesDue
+        stalls += s.stalls
+        stallSeconds += s.stallSeconds
+        dwells += 1
+        if s.stalls > 0 { dwellsWithStalls += 1 }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case framesShown, framesOnTime, framesDue, stalls, stallSeconds, dwells, dwellsWithStalls, onTimePercent
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(framesShown, forKey: .framesShown)
+        try c.encode(framesOnTime, forKey: .framesOnTime)
+        try c.encode(framesDue, forKey: .framesDue)
+        try c.encode(stalls, forKey: .stalls)
+        try c.encode(stallSeconds, forKey: .stallSeconds)
+        try c.encode(dwells, forKey: .dwells)
+        try c.encode(dwellsWithStalls, forKey: .dwellsWithStalls)
+        try c.encode(onTimePercent, forKey: .onTimePercent)
+    }
+}
+
 /// The metrics as a few readable lines.
 enum PlaySummary {
+    static func text(_ p: PlaybackTotals) -> String {
+        String(format: "playback: %d of %d frames due shown on time (%.2f %%), %d stalls (%.0f ms) in %d of %d dwells\n",
+               p.framesOnTime, p.framesDue, p.onTimePercent, p.stalls, p.stallSeconds * 1000, p.dwellsWithStalls,
+               p.dwells)
+    }
+
     static func text(_ memory: PlayCommand.MemoryReport) -> String {
         func mib(_ b: Int) -> String { String(format: "%.1f MiB", Double(b) / 1_048_576) }
         guard let after100 = memory.residentAfter100Swipes else { return "resident \(mib(memory.residentAtEnd))\n" }

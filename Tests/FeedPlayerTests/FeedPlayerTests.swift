@@ -131,6 +131,35 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
         #expect(times[25] == 0 && loops[25] == 1, "loops back to the start")
     }
 
+    @Test("at any budget, even one that starves the item on screen, every item plays every frame once, in order",
+          arguments: [6 * 97_200, 64 * 1024 * 1024])
+    func everyFrameInOrder(budget: Int) throws {
+        // hevc.mp4: 25 frames at 25 fps, 320x240 fitted into 180x320 = 180x135 BGRA, 97,200 bytes a frame. The small
+        // budget holds the window's five first frames and one more.
+        let player = FeedPlayer(feed: (0..<6).map { item(TestFixtures.media("hevc.mp4"), $0) },
+                                configuration: smallConfiguration(budget: budget))
+        player.start(at: 0)
+        for index in 0..<4 {
+            if index > 0 { _ = player.next() }
+            #expect(player.waitForFirstFrame(of: index, timeout: 30).frame != nil)
+            var frames: [(time: Double, loop: Int)] = []
+            let deadline = Date().addingTimeInterval(30)
+            while frames.count < 30, Date() < deadline {
+                if let frame = player.nextPlaybackFrame() {
+                    #expect(frame.index == index)
+                    frames.append((frame.time, frame.loop))
+                } else {
+                    Thread.sleep(forTimeInterval: 0.001)
+                }
+            }
+            let expected = (0..<30).map { (Double($0 % 25) * 0.04, $0 / 25) }
+            #expect(frames.count == 30)
+            #expect(zip(frames, expected).allSatisfy { abs($0.time - $1.0) < 1e-6 && $0.loop == $1.1 },
+                    "budget \(budget), item \(index): \(frames.map { "\($0.loop):\($0.time)" })")
+        }
+        #expect(player.metrics.peakDecodedBytes <= budget)
+    }
+
     @Test("stills and cover pictures are held, not re-decoded at the container's tick rate",
           arguments: ["image.jpg", "image.png", "cover.mp3"])
     func stills(name: String) throws {

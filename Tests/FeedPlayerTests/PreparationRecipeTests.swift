@@ -1,3 +1,4 @@
+import Foundation
 import FeedPlayer
 import Media
 import TestSupport
@@ -5,13 +6,13 @@ import Testing
 
 /// ``PreparationRecipe``: the one set of preparation settings the player and `simulate calibrate` share.
 @Suite struct PreparationRecipeTests {
-    @Test("the player's default recipe reads the header only and scales fast, with one decoder thread")
+    @Test("the player's default recipe reads the header only and scales fast, with a decoder thread per core")
     func playerDefaults() {
         let recipe = PreparationRecipe.player
         #expect(recipe.openOptions.streamInfo == .header)
         #expect(recipe.openOptions.allowedFormats == MediaFile.feedFormats)
         #expect(recipe.scaling == .fast)
-        #expect(recipe.decoderOptions.threadCount == 1)
+        #expect(recipe.decoderOptions.threadCount == ProcessInfo.processInfo.activeProcessorCount)
         #expect(recipe == FeedPlayerConfiguration().recipe)
     }
 

@@ -70,11 +70,15 @@ final class MockPreparer: PrefetchPreparer {
             }
         }
         if failing.contains(job.index) { throw Failure(index: job.index) }
-        var produced = handle ?? 0
+        // Without a handle the item's held frames are "decoded" again first (instantly), as MediaPreparer does.
+        var produced = handle ?? job.heldFrames
         if handle == nil, !job.reached(.probed) { return produced }
+        var delivered = 0
         while produced < framesPerItem {
             if job.token.isCancelled { return produced }
+            if job.startsWithFirstFrame || delivered > 0, job.admit(bytes: frameBytes) != .go { return produced }
             if frameDelay > 0 { Thread.sleep(forTimeInterval: frameDelay) }
+            delivered += 1
             let more = job.deliver(MockFrame(index: job.index, number: produced, bytes: frameBytes))
             produced += 1
             if !more { break }

@@ -77,32 +77,43 @@ import EngineSupport
 
     @Test("over the budget, the farthest slot's frames go first and the budget is never exceeded")
     func budget() throws {
-        // Room for 3 frames. The current item (5) gets its first frame and starts buffering; the neighbours' first
-        // frames (6, then 4, by priority) are worth more than its buffered frames and take their room; 7 and 3 find
-        // nothing worth less than themselves and are dropped.
+        // Room for 4 frames. The current item (5) gets its first frame and the frame after it (playback always gets
+        // one); its further frames leave room for the neighbours' first frames and wait (backpressure), so 6 and 4
+        // (by priority) get theirs; 7 and 3 find nothing worth less than themselves and are dropped.
         let preparer = MockPreparer(frameBytes: 100, frameDuration: 0.1)
         let evicted = Locked<[Int]>([])
-        let s = scheduler(preparer, workers: 1, budget: 300)
+        let s = scheduler(preparer, workers: 1, budget: 400)
         s.setEventHandler { event in
             if case .evicted(let index, _, _) = event { evicted.withLock { $0.append(index) } }
         }
         s.update(current: 5)
         #expect(s.waitUntilIdle(timeout: 10))
-        #expect(s.counters.peakDecodedBytes <= 300)
+        #expect(s.counters.peakDecodedBytes <= 400)
         #expect([5, 6, 4].allSatisfy { s.snapshot($0)?.firstFrame != nil })
-        #expect(s.snapshot(5)?.bufferedFrames == 0)
+        #expect(s.snapshot(5)?.bufferedFrames == 1)
         #expect(s.snapshot(3)?.firstFrame == nil && s.snapshot(7)?.firstFrame == nil)
-        #expect(evicted.withLock { $0 }.allSatisfy { $0 == 5 }, "only buffered frames go, never a first frame")
+        #expect(evicted.withLock { $0 }.isEmpty, "nothing was decoded to be thrown away")
+        #expect(s.counters.admissionsPaused >= 1)
+        // Playback goes on frame by frame: each frame taken makes room for the next.
+        for number in 1...5 {
+            let deadline = Date().addingTimeInterval(10)
+            var frame: MockFrame?
+            while frame == nil, Date() < deadline {
+                frame = s.takeBufferedFrame(5)
+                if frame == nil { Thread.sleep(forTimeInterval: 0.001) }
+            }
+            #expect(frame?.number == number)
+        }
 
         // Move one forward: 7 (distance 1) now outranks 4 (distance 2), whose first frame is evicted.
         evicted.withLock { $0 = [] }
         s.update(current: 6)
         #expect(s.waitUntilIdle(timeout: 10))
-        #expect(s.counters.peakDecodedBytes <= 300)
+        #expect(s.counters.peakDecodedBytes <= 400)
         #expect(s.snapshot(7)?.firstFrame != nil)
         #expect(s.snapshot(4)?.firstFrame == nil)
         #expect(evicted.withLock { $0 } == [4])
-        #expect(s.counters.decodedBytes == 300)
+        #expect(s.counters.decodedBytes == 400)
     }
 
     @Test("swiping faster than decoding never exceeds the budget")
@@ -141,6 +152,41 @@ import EngineSupport
         #expect(numbers == Array(1...12))
         #expect(s.waitUntilIdle(timeout: 10))
         #expect(s.snapshot(0)!.bufferedSeconds >= 1)
+    }
+
+    /// Plays `count` frames of item `index` after its first, as FeedPlayer's playback does: takes each buffered frame
+    /// as it arrives. Returns their numbers (nil entries if none came within 10 s).
+    func play(_ s: PrefetchScheduler<MockPreparer>, _ index: Int, count: Int) -> [Int?] {
+        let deadline = Date().addingTimeInterval(10)
+        return (0..<count).map { _ in
+            while Date() < deadline {
+                if let frame = s.takeBufferedFrame(index) { return frame.number }
+                Thread.sleep(forTimeInterval: 0.0005)
+            }
+            return nil
+        }
+    }
+
+    @Test("at any budget, even one that starves the item on screen, playback gets every frame in order, none twice",
+          arguments: [450, 700, 1_000_000])
+    func everyFrameInOrder(budget: Int) throws {
+        // Five first frames (500 bytes) alone exceed the smallest budget; the middle one leaves room for two more.
+        let preparer = MockPreparer(frameBytes: 100, frameDuration: 0.04)
+        let s = scheduler(preparer, budget: budget)
+        s.update(current: 0)
+        var position = 0
+        for step in 0..<4 {
+            if step > 0 {
+                position += 1
+                _ = s.swipe(to: position, history: [], now: Double(step))
+            }
+            let deadline = Date().addingTimeInterval(10)
+            while s.published(position).first == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+            #expect(s.published(position).first?.number == 0, "item \(position) shows its first frame")
+            let numbers = play(s, position, count: 40)
+            #expect(numbers == (1...40).map { $0 }, "budget \(budget), item \(position): \(numbers)")
+            #expect(s.counters.peakDecodedBytes <= budget)
+        }
     }
 
     @Test("a swipe answers from the published first frames and failures, and its update follows")

@@ -9,7 +9,7 @@ import Testing
 
     /// The rule stated plainly, one step at a time: the item on screen takes the urgent lane when it is free; then
     /// free background lanes, lowest first, take the most urgent waiting job (highest priority, then lowest index,
-    /// then first queued) — until the item on screen is waiting for its first frame.
+    /// then first queued) — until the item on screen is behind (waiting for its first frame, or about to run dry).
     static func reference(_ rules: PrefetchRules, current: PrefetchRules.CurrentState?,
                           queued: [PrefetchRules.Queued], laneBusy: [Bool]) -> [Start] {
         var starts: [Start] = []
@@ -17,12 +17,12 @@ import Testing
         var waiting = queued
         var currentWaits = false
         if let current {
-            currentWaits = !current.hasFirstFrame && current.jobRunning
+            currentWaits = current.isBehind && current.jobRunning
             if current.jobQueued, !busy[rules.urgentLane] {
                 starts.append((current.index, rules.urgentLane))
                 busy[rules.urgentLane] = true
                 waiting.removeAll { $0.index == current.index }
-                currentWaits = !current.hasFirstFrame
+                currentWaits = current.isBehind
             }
         }
         while !currentWaits, let lane = busy.prefix(rules.workers).firstIndex(of: false), !waiting.isEmpty {
@@ -33,7 +33,7 @@ import Testing
             }
             starts.append((waiting[pick].index, lane))
             busy[lane] = true
-            if let current, waiting[pick].index == current.index, !current.hasFirstFrame { currentWaits = true }
+            if let current, waiting[pick].index == current.index, current.isBehind { currentWaits = true }
             waiting.remove(at: pick)
         }
         return starts
@@ -70,6 +70,23 @@ import Testing
                                             laneBusy: [false, false, true]), [(2, 0)]))
     }
 
+    @Test("nothing else starts while playback of the item on screen is about to run dry")
+    func currentRunsDry() {
+        let rules = PrefetchRules(workers: 2, budget: 1 << 30, feedLength: 100)
+        let queued: [PrefetchRules.Queued] = [.init(index: 3, priority: 9), .init(index: 4, priority: 8)]
+        let dry = PrefetchRules.CurrentState(index: 2, hasFirstFrame: true, jobQueued: false, jobRunning: true,
+                                             runningDry: true)
+        #expect(rules.jobsToStart(current: dry, queued: queued, laneBusy: [false, false, true]).isEmpty)
+        let fed = PrefetchRules.CurrentState(index: 2, hasFirstFrame: true, jobQueued: false, jobRunning: true)
+        #expect(Self.same(rules.jobsToStart(current: fed, queued: queued, laneBusy: [false, false, true]),
+                          [(3, 0), (4, 1)]))
+        // Below the low-water mark of its target, and never above the target itself.
+        #expect(PrefetchRules.runsDry(wanted: .buffered(seconds: 1), hasFirstFrame: true, bufferedSeconds: 0.05))
+        #expect(!PrefetchRules.runsDry(wanted: .buffered(seconds: 1), hasFirstFrame: true, bufferedSeconds: 0.1))
+        #expect(!PrefetchRules.runsDry(wanted: .buffered(seconds: 0.04), hasFirstFrame: true, bufferedSeconds: 0.05))
+        #expect(!PrefetchRules.runsDry(wanted: .firstFrame, hasFirstFrame: true, bufferedSeconds: 0))
+    }
+
     @Test("agrees with the rule stated plainly on 20,000 random situations (duplicates and more than 64 jobs too)")
     func randomSituations() {
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -84,7 +101,8 @@ import Testing
             let queued = (0..<count).map { _ in PrefetchRules.Queued(index: next(8), priority: next(4)) }
             let laneBusy = (0...workers).map { _ in next(3) == 0 }
             let current: PrefetchRules.CurrentState? = next(5) == 0 ? nil : PrefetchRules.CurrentState(
-                index: next(8), hasFirstFrame: next(2) == 0, jobQueued: next(2) == 0, jobRunning: next(3) == 0)
+                index: next(8), hasFirstFrame: next(2) == 0, jobQueued: next(2) == 0, jobRunning: next(3) == 0,
+                runningDry: next(3) == 0)
             let got = rules.jobsToStart(current: current, queued: queued, laneBusy: laneBusy)
             let want = Self.reference(rules, current: current, queued: queued, laneBusy: laneBusy)
             #expect(Self.same(got, want), "round \(round): \(got) != \(want)")

@@ -24,7 +24,7 @@ import Testing
         return m.actions.map(\.description) + m.events.map { "emit \($0)" }
     }
 
-    @Test("the item on screen starts alone on its lane; its first frame lets the neighbours start")
+    @Test("the item on screen starts alone on its lane; neighbours start once its playback cannot run dry")
     func startOrder() {
         var m = Self.machine()
         m.apply(current: 5, history: [], now: 0)
@@ -33,6 +33,12 @@ import Testing
                                    "emit started(index: 5, target: buffered(0.1s))"])
         m.reach(.probed, index: 5, lane: 1)
         #expect(m.deliver(bytes: 100, duration: 1.0 / 30, to: 5, lane: 1) == .first)
+        // Its first frame alone: playback would run dry at once, so nothing else starts yet.
+        #expect(!Self.taken(&m).contains { $0.hasPrefix("start") })
+        #expect(m.deliver(bytes: 100, duration: 1.0 / 30, to: 5, lane: 1) == .buffered)
+        #expect(m.deliver(bytes: 100, duration: 1.0 / 30, to: 5, lane: 1) == .buffered)
+        #expect(!Self.taken(&m).contains { $0.hasPrefix("start") })
+        #expect(m.deliver(bytes: 100, duration: 1.0 / 30, to: 5, lane: 1) == .buffered)
         let actions = Self.taken(&m)
         #expect(actions.contains("start #6 firstFrame lane 0"), "\(actions)")
         #expect(!actions.contains { $0.hasPrefix("start #4") }, "one background lane: #4 waits")
@@ -44,15 +50,14 @@ import Testing
         var m = Self.machine()
         m.apply(current: 5, history: [], now: 0)
         m.pump()
-        _ = m.deliver(bytes: 100, duration: 1.0 / 30, to: 5, lane: 1)
-        _ = m.deliver(bytes: 100, duration: 1.0 / 30, to: 5, lane: 1)
+        for _ in 0..<4 { _ = m.deliver(bytes: 100, duration: 1.0 / 30, to: 5, lane: 1) }
         m.clearActions()
-        // #6 runs on lane 0, #4 is queued; #5 keeps decoding on lane 1.
+        // #6 runs on lane 0, #4 is queued; #5's job, told to stop, has not returned yet.
         m.apply(current: 9, history: [], now: 1)
         let actions = Self.taken(&m)
         #expect(actions.contains("cancel lane 0") && actions.contains("cancel lane 1"), "\(actions)")
         #expect(actions.contains("emit cancelled(index: 4, running: false)"))
-        #expect(actions.contains("dropFirst #5") && actions.contains("dropBuffered #5 ×1"), "\(actions)")
+        #expect(actions.contains("dropFirst #5") && actions.contains("dropBuffered #5 ×3"), "\(actions)")
         #expect(m.counters.decodedBytes == 0)
         // The cancelled job returns: its slot goes and its decoder is not kept.
         #expect(m.finish(lane: 0, result: .completed(handle: true)) == false)
@@ -60,23 +65,109 @@ import Testing
         #expect(m.counters.cancelledWhileRunning == 2 && m.counters.cancelledBeforeStart == 1)
     }
 
-    @Test("over the budget, a first frame evicts a farther slot's frames and cancels its job")
+    /// Current buffered 1 s; +2 at first frame before +1 (so that a farther slot holds a frame first).
+    struct FartherFirst: PrefetchPolicy {
+        var name: String { "fartherFirst" }
+        func wanted(in context: PrefetchContext) -> [PrefetchRequest] {
+            [(0, PrefetchStage.buffered(seconds: 1), 100), (2, .firstFrame, 90), (1, .firstFrame, 80)]
+                .compactMap { offset, stage, priority in
+                    context.index(offset: offset).map { PrefetchRequest(index: $0, stage: stage, priority: priority) }
+                }
+        }
+    }
+
+    @Test("over the budget, a first frame evicts a farther slot's frames, never the buffer of the item on screen")
     func eviction() {
+        var m = PrefetchStateMachine(policy: FartherFirst(), rules: PrefetchRules(workers: 1, budget: 400,
+                                                                                   feedLength: 10))
+        m.apply(current: 5, history: [], now: 0)
+        m.pump()
+        for _ in 0..<3 { _ = m.deliver(bytes: 100, duration: 0.05, to: 5, lane: 1) }  // #5: first + 0.1 s
+        #expect(m.slot(7)?.runningLane == 0)
+        #expect(m.deliver(bytes: 100, duration: 1.0 / 30, to: 7, lane: 0) == .first)  // 400 held
+        _ = m.finish(lane: 0, result: .completed(handle: true))  // #6 starts on lane 0
+        #expect(m.slot(6)?.runningLane == 0)
+        m.clearActions()
+        // #6's first frame is worth more than #7's (farther); #5's buffer (the item on screen) is not touched.
+        #expect(m.deliver(bytes: 100, duration: 1.0 / 30, to: 6, lane: 0) == .first)
+        let actions = Self.taken(&m)
+        #expect(actions.contains("dropFirst #7") && actions.contains("emit evicted(index: 7, frames: 1, bytes: 100)"),
+                "\(actions)")
+        #expect(m.counters.decodedBytes == 400 && m.counters.peakDecodedBytes == 400)
+        #expect(m.slot(7)?.starved == true && m.slot(5)?.bufferedFrames == 2)
+        // Nothing farther is left: the current item's buffered frame has no room, and is refused rather than
+        // evicting a neighbour's first frame.
+        #expect(m.deliver(bytes: 100, duration: 0.05, to: 5, lane: 1) == .rejected)
+        #expect(m.slot(5)?.bufferedFrames == 2 && m.slot(6)?.hasFirstFrame == true)
+    }
+
+    @Test("backpressure: a frame is admitted before it is decoded, or the job pauses until playback makes room")
+    func admission() {
+        var m = PrefetchStateMachine(policy: Buffer(seconds: 10), rules: PrefetchRules(workers: 1, budget: 300,
+                                                                                       feedLength: 3))
+        m.apply(current: 0, history: [], now: 0)
+        m.pump()
+        #expect(m.deliver(bytes: 100, duration: 0.04, to: 0, lane: 1) == .first)
+        #expect(m.admit(bytes: 100, to: 0, lane: 1) == .go)
+        #expect(m.counters.decodedBytes == 200)  // reserved before it is decoded
+        #expect(m.admit(bytes: 100, to: 0, lane: 1) == .go)
+        #expect(m.counters.decodedBytes == 300)
+        #expect(m.deliver(bytes: 100, duration: 0.04, to: 0, lane: 1) == .buffered)
+        #expect(m.deliver(bytes: 100, duration: 0.04, to: 0, lane: 1) == .buffered)
+        #expect(m.counters.decodedBytes == 300 && m.counters.peakDecodedBytes == 300)
+        // Full: the job pauses (it returns with its decoder at the undecoded frame) and is not queued again…
+        #expect(m.admit(bytes: 100, to: 0, lane: 1) == .pause)
+        #expect(m.counters.admissionsPaused == 1 && m.slot(0)?.waitingForRoom == true)
+        let kept = m.finish(lane: 1, result: .completed(handle: true))
+        #expect(kept)
+        #expect(m.slot(0)?.job == PrefetchStateMachine.JobState.none)
+        // …until playback takes a frame: then it goes on from where it paused.
+        m.clearActions()
+        let took = m.takeBufferedFrame(0)
+        #expect(took && Self.taken(&m).contains("start #0 buffered(10.0s) lane 1"))
+        #expect(m.admit(bytes: 100, to: 0, lane: 1) == .go)
+        // A job that returns without delivering what it was admitted for gives the bytes back.
+        #expect(m.counters.decodedBytes == 300)
+        _ = m.finish(lane: 1, result: .cancelled)
+        #expect(m.counters.decodedBytes == 200)
+    }
+
+    @Test("a buffered frame leaves room for the first frames still wanted")
+    func admissionKeepsRoomForFirstFrames() {
         var m = Self.machine(budget: 300)
         m.apply(current: 5, history: [], now: 0)
         m.pump()
-        _ = m.deliver(bytes: 100, duration: 1.0 / 30, to: 5, lane: 1)  // #5 first frame; #6 starts on lane 0
-        _ = m.deliver(bytes: 100, duration: 1.0 / 30, to: 6, lane: 0)  // #6 first frame: 200 held
-        _ = m.finish(lane: 0, result: .completed(handle: true))       // #4 starts on lane 0
-        _ = m.deliver(bytes: 100, duration: 1.0 / 30, to: 5, lane: 1)  // #5 buffered: 300 held
+        #expect(m.deliver(bytes: 100, duration: 0.05, to: 5, lane: 1) == .first)
+        // Playback must go on: the frame after the first is admitted whatever else is wanted.
+        #expect(m.admit(bytes: 100, to: 5, lane: 1) == .go)
+        #expect(m.deliver(bytes: 100, duration: 0.05, to: 5, lane: 1) == .buffered)
+        // #4 and #6 still want their first frames: 200 held + 100 + 2 × 100 does not fit 300.
+        #expect(m.admit(bytes: 100, to: 5, lane: 1) == .pause)
+    }
+
+    @Test("the item left behind plays from its start if it becomes current again: its decoder is not kept")
+    func leavingDropsThePlaybackBuffer() {
+        var m = Self.machine()
+        m.apply(current: 5, history: [], now: 0)
+        m.pump()
+        for _ in 0..<4 { _ = m.deliver(bytes: 100, duration: 1.0 / 30, to: 5, lane: 1) }
+        let took = m.takeBufferedFrame(5)  // playback went on
+        #expect(took)
         m.clearActions()
-        // #4's first frame is worth more than #5's buffered frame: #5's buffer goes, #5 is starved and cancelled.
-        #expect(m.deliver(bytes: 100, duration: 1.0 / 30, to: 4, lane: 0) == .first)
+        m.apply(current: 6, history: [], now: 1)
         let actions = Self.taken(&m)
-        #expect(actions.contains("dropBuffered #5 ×1"), "\(actions)")
-        #expect(actions.contains("cancel lane 1") && actions.contains("emit evicted(index: 5, frames: 1, bytes: 100)"))
-        #expect(m.counters.decodedBytes == 300 && m.counters.peakDecodedBytes == 300)
-        #expect(m.slot(5)?.starved == true)
+        #expect(actions.contains("dropBuffered #5 ×2") && !actions.contains("dropFirst #5"), "\(actions)")
+        // Its job (told to stop) returns its decoder: not kept, as it is past the dropped frames.
+        #expect(m.finish(lane: 1, result: .completed(handle: true)) == false)
+        m.clearActions()
+        m.apply(current: 5, history: [], now: 2)
+        m.pump()
+        // The new job starts afresh; the one frame it holds is decoded again, not delivered twice.
+        let start = m.actions.compactMap { action -> PrefetchStateMachine.JobOrder? in
+            if case .start(let order) = action, order.index == 5 { return order }
+            return nil
+        }
+        #expect(start.first?.heldFrames == 1)
     }
 
     @Test("a failed job marks its item failed, once, and it gets no more work")
