@@ -25,7 +25,7 @@ help:
 	@echo "make soak            10,000 random swipes over Fixtures/soak-feed.json, JSON report into soak.json"
 	@echo "make build|release   debug or release build of the package"
 	@echo "make fixtures        regenerate Fixtures/ with the ffmpeg CLI (and the golden framemd5 files)"
-	@echo "make conformance     compare our framemd5 with ffmpeg's over ../shared/media (DIR=... to change)"
+	@echo "make conformance     compare our framemd5 and probe with ffmpeg/ffprobe over ../shared/media (DIR=... to change)"
 	@echo "make bench           decode benchmarks (ordo-one/benchmark, hyperfine), the thumbnail batch comparison and"
 	@echo "                     PolicyLab's simulation speed"
 	@echo "make bench-transcode videofeed transcode vs the ffmpeg CLI: single clip, batch, on-demand segment, memory, SSIM, HDR"

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Compares `videofeed dump --format framemd5` with ffmpeg's own framemd5 for every file of a folder.
+# Compares `videofeed dump --format framemd5` with ffmpeg's own framemd5 for every file of a folder, then
+# `videofeed probe --json` with ffprobe field by field and the thumbnails' aspect with ffprobe's display aspect
+# (scripts/probe-conformance.py; its lines follow a "probe:" heading).
 #
 #   scripts/conformance.sh DIR            (VIDEOFEED=path/to/videofeed to pick the binary)
 #
 # Every regular file is compared except notes (*.md, *.tsv) and hidden files. One line per file: identical / identical hashes (timestamps differ) / differs / both fail / only ffmpeg fails /
 # only videofeed fails; then a summary and a last line "N/M identical", where a file counts as identical when the
-# hash columns (the decoded pictures) are equal. Exit status 0 unless a file differs or only one side fails.
+# hash columns (the decoded pictures) are equal. Exit status 0 unless a file differs or only one side fails, in the
+# decoding or in the probe comparison.
 set -uo pipefail
 
 dir=${1:?usage: scripts/conformance.sh DIR}
@@ -57,4 +60,9 @@ done < <(find "$dir" -type f ! -name '*.md' ! -name '*.tsv' ! -name '.*' -print0
 
 echo "summary: $identical identical, $differs differ, $bothfail both fail, $onlyone only one side fails"
 echo "$identical/$total identical"
-(( differs == 0 && onlyone == 0 ))
+decode_ok=$(( differs == 0 && onlyone == 0 ))
+
+echo "probe:"
+python3 "$root/scripts/probe-conformance.py" --bin "$bin" "$dir"
+probe_status=$?
+(( decode_ok && probe_status == 0 ))

@@ -6,8 +6,6 @@ internal import CFFmpeg
 public struct FrameMD5Writer: Sendable {
     /// The output time base: the inverse of FFmpeg's guessed frame rate for the stream (`av_guess_frame_rate`).
     public let timeBase: Rational
-    /// The container's sample aspect ratio, which the ffmpeg CLI puts on decoded frames when it is set.
-    private let streamAspectRatio: Rational
     private var headerWritten = false
 
     /// - Parameter decoder: the decoder whose stream is hashed; its guessed frame rate sets the time base.
@@ -15,7 +13,6 @@ public struct FrameMD5Writer: Sendable {
         let stream = decoder.file.stream(at: decoder.stream.index)
         let rate = av_guess_frame_rate(decoder.file.context, stream, nil)
         timeBase = rate.num > 0 && rate.den > 0 ? Rational(Int(rate.den), Int(rate.num)) : Rational(1, 25)
-        streamAspectRatio = Rational(stream.pointee.sample_aspect_ratio)
     }
 
     /// The header, for a first frame of `size` and sample aspect ratio `sar`.
@@ -47,8 +44,8 @@ public struct FrameMD5Writer: Sendable {
     public mutating func lines(for frame: VideoFrame) -> String {
         var text = ""
         if !headerWritten {
-            let sar = streamAspectRatio.numerator != 0 ? streamAspectRatio : frame.sampleAspectRatio
-            text += header(size: frame.size, sampleAspectRatio: sar)
+            // The decoder already put the container's sample aspect ratio on the frame, as the ffmpeg CLI does.
+            text += header(size: frame.size, sampleAspectRatio: frame.sampleAspectRatio)
             headerWritten = true
         }
         let bytes = frame.packedBytes()

@@ -12,11 +12,14 @@ extension MediaFile {
         guard let name = ctx.pointee.iformat?.pointee.name,
               headerDescribedContainers.contains(String(cString: name)) else { return nil }
         var missing: [Int] = []
+        var aspects: [(stream: Int, sar: AVRational)] = []
         for i in 0..<Int(ctx.pointee.nb_streams) {
             let par = ctx.pointee.streams[i]!.pointee.codecpar!.pointee
             switch par.codec_type {
             case AVMEDIA_TYPE_VIDEO:
-                guard par.codec_id != AV_CODEC_ID_NONE, par.width > 0, par.height > 0 else { return nil }
+                guard par.codec_id != AV_CODEC_ID_NONE, par.width > 0, par.height > 0,
+                      let sar = bitstreamAspectRatio(ctx.pointee.streams[i]!) else { return nil }
+                if let sar { aspects.append((i, sar)) }
                 if par.format < 0 { missing.append(i) }
             case AVMEDIA_TYPE_AUDIO:
                 guard par.codec_id != AV_CODEC_ID_NONE, par.sample_rate > 0, par.ch_layout.nb_channels > 0 else {
@@ -26,7 +29,14 @@ extension MediaFile {
                 continue
             }
         }
-        if missing.isEmpty { return [] }
+        // Where the decoder would put it, so `av_guess_sample_aspect_ratio` finds it as after a full probe.
+        let settleAspects = {
+            for (i, sar) in aspects { ctx.pointee.streams[i]!.pointee.codecpar.pointee.sample_aspect_ratio = sar }
+        }
+        if missing.isEmpty {
+            settleAspects()
+            return []
+        }
         // One stream's format from its parser; several (or a cover picture) are left to the full probe.
         guard missing.count == 1 else { return nil }
         let target = missing[0]
@@ -56,6 +66,7 @@ extension MediaFile {
         if format >= 0, let desc = av_pix_fmt_desc_get(AVPixelFormat(rawValue: format)),
            desc.pointee.comp.0.depth == 8 {
             stream.pointee.codecpar.pointee.format = format
+            settleAspects()
             return read
         }
         // Not settled here: the packets are freed with `read`; rewind for the full probe.
@@ -65,5 +76,27 @@ extension MediaFile {
             _ = av_seek_frame(ctx, -1, 0, vf_seek_flag_backward())
         }
         return nil
+    }
+
+    /// The sample aspect ratio the decoder would give a video stream whose container gives none, read without
+    /// decoding: `.some(nil)` when nothing is to be read (the container's is valid and wins, or the codec carries
+    /// none: VP8, VP9), `.some(sar)` from an H.264 `avcC`'s SPS, and nil when only decoding can tell (every other
+    /// codec that may carry one: HEVC, MPEG-4 part 2, H.263, AV1, MJPEG …) — the caller then probes in full.
+    private static func bitstreamAspectRatio(_ stream: UnsafeMutablePointer<AVStream>) -> AVRational?? {
+        let container = stream.pointee.sample_aspect_ratio
+        if container.num > 0 && container.den > 0 { return .some(nil) }
+        let par = stream.pointee.codecpar!
+        switch par.pointee.codec_id {
+        case AV_CODEC_ID_VP8, AV_CODEC_ID_VP9:
+            return .some(nil)
+        case AV_CODEC_ID_H264:
+            guard let data = par.pointee.extradata, par.pointee.extradata_size > 0,
+                  let sar = H264AspectRatio.fromAVCC(Array(UnsafeBufferPointer(start: data,
+                                                                               count: Int(par.pointee.extradata_size))))
+            else { return nil }
+            return .some(AVRational(num: sar.num, den: sar.den))
+        default:
+            return nil
+        }
     }
 }

@@ -11,7 +11,7 @@ extension MediaFile {
         let start = ctx.pointee.start_time != noPTS ? Double(ctx.pointee.start_time) / timeBase : 0
         var streams: [StreamInfo] = []
         for i in 0..<Int(ctx.pointee.nb_streams) {
-            streams.append(readStream(ctx.pointee.streams[i]!))
+            streams.append(readStream(ctx.pointee.streams[i]!, in: ctx))
         }
         return MediaInfo(
             container: String(cString: format.name),
@@ -23,7 +23,8 @@ extension MediaFile {
         )
     }
 
-    static func readStream(_ stream: UnsafeMutablePointer<AVStream>) -> StreamInfo {
+    static func readStream(_ stream: UnsafeMutablePointer<AVStream>,
+                           in ctx: UnsafeMutablePointer<AVFormatContext>) -> StreamInfo {
         let par = stream.pointee.codecpar!.pointee
         let kind: StreamKind = switch par.codec_type {
         case AVMEDIA_TYPE_VIDEO: .video
@@ -55,6 +56,16 @@ extension MediaFile {
             let s = String(cString: name)
             return s == "unknown" || s == "reserved" || s == "unspecified" ? nil : s
         }
+        // As ffprobe and the ffmpeg CLI take it: the container's (stream) SAR when valid, else the codec's.
+        let sar = kind == .video ? av_guess_sample_aspect_ratio(ctx, stream, nil) : AVRational(num: 0, den: 1)
+        var displayAspect: Rational? = nil
+        if sar.num > 0, par.width > 0, par.height > 0 {
+            // ffprobe's display_aspect_ratio, reduced with the same bound.
+            var dar = AVRational(num: 0, den: 1)
+            av_reduce(&dar.num, &dar.den, Int64(par.width) * Int64(sar.num), Int64(par.height) * Int64(sar.den),
+                      1024 * 1024)
+            displayAspect = Rational(dar)
+        }
         let primaries = par.color_primaries == AVCOL_PRI_UNSPECIFIED ? nil : unspecifiedName(av_color_primaries_name(par.color_primaries))
         let transfer = par.color_trc == AVCOL_TRC_UNSPECIFIED ? nil : unspecifiedName(av_color_transfer_name(par.color_trc))
         let space = par.color_space == AVCOL_SPC_UNSPECIFIED ? nil : unspecifiedName(av_color_space_name(par.color_space))
@@ -70,7 +81,8 @@ extension MediaFile {
             averageFrameRate: Rational(stream.pointee.avg_frame_rate),
             baseFrameRate: Rational(stream.pointee.r_frame_rate),
             timeBase: Rational(tb),
-            sampleAspectRatio: Rational(par.sample_aspect_ratio),
+            sampleAspectRatio: Rational(sar),
+            displayAspectRatio: displayAspect,
             orientation: orientation,
             colorPrimaries: primaries,
             colorTransfer: transfer,

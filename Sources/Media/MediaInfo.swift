@@ -85,8 +85,13 @@ public struct StreamInfo: Sendable, Equatable, Codable {
     public var baseFrameRate: Rational
     /// Stream time base.
     public var timeBase: Rational
-    /// Sample aspect ratio (`0/1` when unknown).
+    /// Sample aspect ratio (`0/1` when unknown), as FFmpeg takes it: the container's when it gives a valid one
+    /// (an MP4 `pasp` box, a Matroska display size), else the bitstream's (an H.264/HEVC VUI, an H.263 picture
+    /// format). The corresponding FFmpeg function is `av_guess_sample_aspect_ratio`, the value ffprobe prints.
     public var sampleAspectRatio: Rational
+    /// Width to height of the picture as shown before rotation (stored size times ``sampleAspectRatio``, reduced),
+    /// ffprobe's `display_aspect_ratio`; nil when the sample aspect ratio is unknown or the stream is not video.
+    public var displayAspectRatio: Rational? = nil
     /// How a player turns the stored picture upright, from the display matrix.
     public var orientation: Orientation
     /// Colour primaries name, e.g. `"bt709"`, `"bt2020"`; nil when unspecified.

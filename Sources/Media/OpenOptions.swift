@@ -68,7 +68,9 @@ public enum StreamInfoMode: Sendable, Equatable {
     /// Trust a header that already describes every stream, as MP4/MOV's does, and take a missing 8-bit pixel format
     /// from the codec's parser on the first video packet (which is kept and handed to the decoder, so nothing is
     /// read twice); anything else — another container, a missing size or sample rate, a high-bit-depth or unknown
-    /// pixel format (where HDR signalling may live only in the bitstream) — falls back to ``probe``. Saves the
+    /// pixel format (where HDR signalling may live only in the bitstream), a video stream whose container gives no
+    /// sample aspect ratio and whose bitstream may carry one that only decoding reveals (anything but H.264, whose
+    /// SPS is read from the `avcC` record, and VP8/VP9, which carry none) — falls back to ``probe``. Saves the
     /// decode of one picture per open: what a thumbnail batch and a feed's first frame want. The file's overall
     /// bit rate may be missing in this mode.
     case header

@@ -142,6 +142,10 @@ public final class VideoDecoder {
         let result = avcodec_receive_frame(codecContext, raw)
         if result >= 0 {
             scratch = nil
+            // The container's sample aspect ratio, when valid, overrides the bitstream's on every decoded frame, as
+            // the ffmpeg CLI sets it (and `av_guess_sample_aspect_ratio` chooses); see ``StreamInfo/sampleAspectRatio``.
+            let container = file.stream(at: stream.index).pointee.sample_aspect_ratio
+            if container.num > 0 && container.den > 0 { raw.pointee.sample_aspect_ratio = container }
             let frame = VideoFrame(takingOwnership: raw, timeBase: timeBase, startTime: file.info.startTime,
                                    sequenceNumber: sequence)
             let bytes = av_image_get_buffer_size(AVPixelFormat(rawValue: raw.pointee.format), raw.pointee.width,

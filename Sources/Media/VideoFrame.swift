@@ -53,7 +53,8 @@ public final class VideoFrame {
         av_get_pix_fmt_name(AVPixelFormat(rawValue: frame.pointee.format)).map { String(cString: $0) } ?? "none"
     }
 
-    /// Sample aspect ratio of the picture (`0/1` when unknown).
+    /// Sample aspect ratio of the picture (`0/1` when unknown): the container's when it gives a valid one, else the
+    /// bitstream's, as the ffmpeg CLI puts it on decoded frames (``VideoDecoder`` sets it).
     public var sampleAspectRatio: Rational { Rational(frame.pointee.sample_aspect_ratio) }
 
     /// Size in bytes of the picture packed without padding, as FFmpeg's `rawvideo` encoder packs it.

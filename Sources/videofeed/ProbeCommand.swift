@@ -84,10 +84,16 @@ enum ProbeTable {
                 if let depth = s.bitDepth { row += "  \(depth)-bit" }
                 if let fps = s.averageFrameRate.value { row += String(format: "  %.3g fps", fps) }
                 row += "  (avg \(s.averageFrameRate), base \(s.baseFrameRate))"
+                let anamorphic = s.sampleAspectRatio.numerator != s.sampleAspectRatio.denominator
+                    && s.sampleAspectRatio.value != nil
+                if anamorphic, let dar = s.displayAspectRatio {
+                    row += "  SAR \(s.sampleAspectRatio.numerator):\(s.sampleAspectRatio.denominator)"
+                        + " DAR \(dar.numerator):\(dar.denominator)"
+                }
                 if s.rotation != 0 || s.mirrored {
                     row += "  rotation \(s.rotation)°" + (s.mirrored ? " mirrored" : "")
-                    row += "  shown \(s.displaySize)"
                 }
+                if anamorphic || s.rotation != 0 || s.mirrored { row += "  shown \(s.displaySize)" }
                 if let p = s.colorPrimaries { row += "  primaries \(p)" }
                 if let t = s.colorTransfer { row += "  transfer \(t)" }
                 if s.isHDR { row += "  HDR" }

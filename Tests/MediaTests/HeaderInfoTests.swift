@@ -21,6 +21,8 @@ import Testing
             #expect(a.pixelFormat == b.pixelFormat && a.bitDepth == b.bitDepth, "stream \(b.index)")
             #expect(a.averageFrameRate == b.averageFrameRate && a.timeBase == b.timeBase, "stream \(b.index)")
             #expect(a.orientation == b.orientation && a.isAttachedPicture == b.isAttachedPicture)
+            #expect(a.sampleAspectRatio == b.sampleAspectRatio && a.displayAspectRatio == b.displayAspectRatio,
+                    "stream \(b.index)")
             #expect(a.colorPrimaries == b.colorPrimaries && a.colorTransfer == b.colorTransfer
                     && a.colorSpace == b.colorSpace && a.isHDR == b.isHDR, "stream \(b.index)")
             #expect(a.duration == b.duration && a.frameCount == b.frameCount, "stream \(b.index)")

@@ -75,3 +75,11 @@ extension TestFixtures {
         folder.appendingPathComponent("transcode/\(name)").path
     }
 }
+
+extension TestFixtures {
+    /// A file of `Fixtures/aspect/` (made by its generate.sh): container and bitstream sample aspect ratios that
+    /// disagree.
+    public static func aspect(_ name: String) -> String {
+        folder.appendingPathComponent("aspect/\(name)").path
+    }
+}
