@@ -13,6 +13,8 @@ extension ThumbnailRenderer {
         let exact: Bool
         private var decoder: VideoDecoder?
         private var firstFrame: VideoFrame?
+        /// Deinterlaces the pictures of an interlaced item (decided at its first frame).
+        private var deinterlacer: Deinterlacer?
         /// Times of the keyframes already given out for a position.
         private var takenKeyframes = Set<Double>()
 
@@ -27,9 +29,37 @@ extension ThumbnailRenderer {
             self.exact = exact
         }
 
+        /// The picture shown at `requested` seconds: ``decodedFrame(at:exact:)``, deinterlaced when the item is
+        /// interlaced.
+        mutating func frame(at requested: Double, exact: Bool? = nil) throws -> VideoFrame {
+            try shown(decodedFrame(at: requested, exact: exact))
+        }
+
+        /// `frame` as a person sees it: an interlaced video's frame goes through ``Deinterlacer`` with the frame
+        /// after it as its neighbour (bwdif on a frame alone sees no motion and keeps the comb).
+        private mutating func shown(_ frame: VideoFrame) throws -> VideoFrame {
+            guard !still else { return frame }
+            let d = try openDecoder()
+            let deinterlacer = self.deinterlacer ?? Deinterlacer(decoder: d)
+            self.deinterlacer = deinterlacer
+            // bwdif passes a frame that is not flagged interlaced through untouched: no need to decode a neighbour.
+            guard deinterlacer.isActive(deciding: frame), frame.isInterlaced else { return frame }
+            // The frame after this one: decode again from this frame (a keyframe came out of a drained decoder).
+            var next: VideoFrame? = nil
+            if let t = frame.time {
+                do {
+                    try d.seek(to: t, mode: .exact)
+                    if let again = try d.nextFrame(), again.time == t { next = try d.nextFrame() }
+                } catch let error as MediaError where error.kind != .cancelled && error.kind != .timedOut {
+                    // Not seekable: deinterlace without a neighbour.
+                }
+            }
+            return try deinterlacer.deinterlace(frame, next: next)
+        }
+
         /// The keyframe at or before `target` seconds — unless an earlier position took that keyframe — or with
         /// `exact` the first frame at or after it; else the last frame.
-        mutating func frame(at requested: Double, exact: Bool? = nil) throws -> VideoFrame {
+        private mutating func decodedFrame(at requested: Double, exact: Bool? = nil) throws -> VideoFrame {
             let exact = exact ?? self.exact
             // Past the end means the last frames: aim just before the end.
             let target = duration.map { min(requested, max(0, $0 - 0.05)) } ?? requested
@@ -91,7 +121,7 @@ extension ThumbnailRenderer {
                 let key = f.time ?? -1
                 if seen.contains(key) { continue }
                 seen.insert(key)
-                candidates.append(try candidate(f, converter))
+                candidates.append(try candidate(try shown(f), converter))
             }
             if candidates.allSatisfy({ $0.stats.isBlank }) {
                 for t in times {
