@@ -15,6 +15,8 @@ extension ThumbnailRenderer {
         private var firstFrame: VideoFrame?
         /// Deinterlaces the pictures of an interlaced item (decided at its first frame).
         private var deinterlacer: Deinterlacer?
+        /// The frame a decode from the start read past the frame it kept (timed `after`): that frame's neighbour.
+        private var following: (after: Double, frame: VideoFrame)?
         /// Times of the keyframes already given out for a position.
         private var takenKeyframes = Set<Double>()
 
@@ -44,17 +46,28 @@ extension ThumbnailRenderer {
             self.deinterlacer = deinterlacer
             // bwdif passes a frame that is not flagged interlaced through untouched: no need to decode a neighbour.
             guard deinterlacer.isActive(deciding: frame), frame.isInterlaced else { return frame }
-            // The frame after this one: decode again from this frame (a keyframe came out of a drained decoder).
-            var next: VideoFrame? = nil
-            if let t = frame.time {
-                do {
-                    try d.seek(to: t, mode: .exact)
-                    if let again = try d.nextFrame(), again.time == t { next = try d.nextFrame() }
-                } catch let error as MediaError where error.kind != .cancelled && error.kind != .timedOut {
-                    // Not seekable: deinterlace without a neighbour.
+            return try deinterlacer.deinterlace(frame, next: neighbour(of: frame, in: d))
+        }
+
+        /// The frame after `frame`, its temporal neighbour for bwdif: the one the last decode from the start already
+        /// gave, else decoded again from `frame` (an exact seek to it), else — where seeking does not land on it (an
+        /// MPEG-TS with one keyframe) — from the start. Nil at the end of the stream or when it cannot be had.
+        private mutating func neighbour(of frame: VideoFrame, in d: VideoDecoder) throws -> VideoFrame? {
+            guard let t = frame.time else { return nil }
+            if let following, following.after == t { return following.frame }
+            do {
+                try d.seek(to: t, mode: .exact)
+                if let again = try d.nextFrame(), again.time == t { return try d.nextFrame() }
+                let restarted = try VideoDecoder(file: file, options: DecoderOptions(threadCount: threads))
+                try? restarted.seek(to: 0, mode: .fast)
+                decoder = restarted
+                while let f = try restarted.nextFrame() {
+                    if let time = f.time, time > t { return f }
                 }
+            } catch let error as MediaError where error.kind != .cancelled && error.kind != .timedOut {
+                // Cannot decode it again: bwdif without a neighbour.
             }
-            return try deinterlacer.deinterlace(frame, next: next)
+            return nil
         }
 
         /// The keyframe at or before `target` seconds — unless an earlier position took that keyframe — or with
@@ -98,7 +111,10 @@ extension ThumbnailRenderer {
                 decoder = restarted
                 var last: VideoFrame?
                 while let f = try restarted.nextFrame() {
-                    if let t = f.time, t > target, last != nil { break }
+                    if let t = f.time, t > target, let kept = last {
+                        following = kept.time.map { (after: $0, frame: f) }
+                        break
+                    }
                     last = f
                 }
                 if let last { return last }
