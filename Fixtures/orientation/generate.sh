@@ -7,6 +7,8 @@
 #
 #   exif_1.jpg … exif_8.jpg   the same 64x48 stored picture (mid-grey; a red 16x16 block top-left, green top-right,
 #                             blue bottom-left, bottom-right grey) tagged with EXIF Orientation 1 … 8
+#   stream_matrix.mov         exif_6.jpg's frame (EXIF 6: 90 deg clockwise) stream-copied into MOV with a stream
+#                             display matrix of 180 deg: where the stream has a matrix it wins over the frame's
 #
 # Needs ffmpeg/ffprobe (written against FFmpeg 5.1, Debian 12) and python3. Same conventions as Fixtures/generate.sh:
 # bitexact, single-threaded, no metadata, so a rerun on the same FFmpeg build gives byte-identical files.
@@ -43,3 +45,9 @@ for n in 1 2 3 4 5 6 7 8; do
   (( size < 4096 )) || die "exif_$n.jpg: $size bytes, over the 4 KB budget"
   printf 'exif_%s.jpg  %s bytes  side data: %s\n' "$n" "$size" "${side:-none}" >&2
 done
+
+# The stream's display matrix (the `rotate` tag on a stream copy) against the frame's EXIF one.
+"${FF[@]}" -i exif_6.jpg -c copy -metadata:s:v:0 rotate=180 -map_metadata -1 -fflags +bitexact stream_matrix.mov
+probe=$(ffprobe -v error -show_streams -show_frames stream_matrix.mov | grep -E '^rotation=' | tr '\n' ' ')
+[[ $probe == *"rotation=-180"* && $probe == *"rotation=-90"* ]] || die "stream_matrix.mov: rotations '$probe'"
+printf 'stream_matrix.mov  %s bytes  %s\n' "$(stat -c %s stream_matrix.mov)" "$probe" >&2

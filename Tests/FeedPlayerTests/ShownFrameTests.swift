@@ -23,7 +23,7 @@ import Testing
         defer { player.shutdown() }
         player.start(at: 0)
         let frame = try #require(player.waitForFirstFrame(of: 0, timeout: 30).frame)
-        #expect(frame.image.size == Size(width: 48, height: 64))
+        try #require(frame.image.size == Size(width: 48, height: 64))
         let corners = [(4, 4), (43, 4), (4, 59), (43, 59)].map { x, y in
             let p = Array(frame.image.pixel(x: x, y: y))
             return Corner(r: p[0], g: p[1], b: p[2])
@@ -46,8 +46,8 @@ import Testing
         #expect(frames.count == 6)
         for frame in frames {
             #expect(frame.image.size == Size(width: 720, height: 576))
-            let ratio = Combing.strength(rgb: frame.image.bytes, width: 720, height: 576)
-            #expect(ratio < 0.3, "frame at \(frame.time) s combs: \(ratio)")
+            let strength = Combing.strength(rgb: frame.image.bytes, width: 720, height: 576)
+            #expect(strength < 0.3, "frame at \(frame.time) s combs: \(strength)")
         }
     }
 }

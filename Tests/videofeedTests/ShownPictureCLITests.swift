@@ -28,7 +28,7 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         let ppm = try readPPM(out.appendingPathComponent("frame-000001.ppm").path)
         let upright = TestFixtures.exifUprightSize(n)
-        #expect(ppm.width == upright.width && ppm.height == upright.height)
+        try #require(ppm.width == upright.width && ppm.height == upright.height)
         let corners = [(4, 4), (ppm.width - 5, 4), (4, ppm.height - 5), (ppm.width - 5, ppm.height - 5)].map { x, y in
             let o = (y * ppm.width + x) * 3
             return Corner(r: ppm.rgb[o], g: ppm.rgb[o + 1], b: ppm.rgb[o + 2])
@@ -58,9 +58,9 @@ import Testing
             let name = String(format: "frame-%06d.ppm", n)
             let shown = try readPPM(out.appendingPathComponent("shown/\(name)").path)
             let stored = try readPPM(out.appendingPathComponent("stored/\(name)").path)
-            let shownRatio = Combing.strength(rgb: shown.rgb, width: shown.width, height: shown.height)
-            let storedRatio = Combing.strength(rgb: stored.rgb, width: stored.width, height: stored.height)
-            #expect(storedRatio > 0.6 && shownRatio < 0.3, "frame \(n): shown \(shownRatio), stored \(storedRatio)")
+            let shownStrength = Combing.strength(rgb: shown.rgb, width: shown.width, height: shown.height)
+            let storedStrength = Combing.strength(rgb: stored.rgb, width: stored.width, height: stored.height)
+            #expect(storedStrength > 0.6 && shownStrength < 0.3, "frame \(n): shown \(shownStrength), stored \(storedStrength)")
         }
         // framemd5 hashes the decoder's frames, combed as they are, as `ffmpeg -f framemd5` does.
         let plain = try run(TestFixtures.cli, ["dump", input, "--format", "framemd5", "--frames", "3"])
