@@ -81,6 +81,14 @@ static inline int vf_frame_is_interlaced(const AVFrame *frame) {
 #endif
 }
 
+/// A decoded frame's display matrix (9 × int32, 16.16 fixed point), or NULL: the JPEG decoder attaches one for an
+/// EXIF Orientation other than 1. Borrowed: valid while the frame holds its side data.
+static inline const int32_t *vf_frame_display_matrix(const AVFrame *frame) {
+    const AVFrameSideData *side = av_frame_get_side_data(frame, AV_FRAME_DATA_DISPLAYMATRIX);
+    if (!side || side->size < 9 * sizeof(int32_t)) return NULL;
+    return (const int32_t *)side->data;
+}
+
 // MARK: - Calls deprecated after 5.1, kept behind one wrapper each
 
 #pragma GCC diagnostic push

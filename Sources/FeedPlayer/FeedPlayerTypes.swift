@@ -8,8 +8,12 @@ public struct FeedPlayerConfiguration: Sendable {
     public var displaySize = Size(width: 720, height: 1280)
     /// The pixel format a front end draws, e.g. `.bgra`.
     public var pixelFormat: PixelFormat = .bgra
-    /// Turn frames upright by the display matrix, as a player shows them.
+    /// Turn frames upright by the display matrix, as a player shows them: the stream's, else each frame's own (a
+    /// photo's EXIF Orientation).
     public var upright = true
+    /// Deinterlace an interlaced item's frames (libavfilter's `bwdif`, see ``Deinterlacer``), so that moving edges
+    /// do not comb.
+    public var deinterlaces = true
     /// Concurrent prefetch jobs (default: active cores).
     public var workers = ProcessInfo.processInfo.activeProcessorCount
     /// Decoder threads per item (default: active cores). The item on screen must keep up on its own however heavy

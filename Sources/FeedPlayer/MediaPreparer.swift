@@ -19,6 +19,8 @@ struct MediaPreparer: PrefetchPreparer {
         let file: MediaFile
         let cancellation: CancellationToken
         var decoder: VideoDecoder?
+        /// Deinterlaces `decoder`'s frames when the recipe asks; nil takes them as decoded.
+        var deinterlacer: Deinterlacer?
         var converter: FrameConverter?
         var loop = 0
         var decodedInLoop = 0
@@ -70,8 +72,15 @@ struct MediaPreparer: PrefetchPreparer {
         if existing == nil, !job.reached(.probed), handle.toSkip == 0 || job.token.isCancelled { return handle }
         if job.target == .probed { return handle }
 
-        let decoder = try handle.decoder ?? recipe.decoder(for: handle.file)
-        handle.decoder = decoder
+        let decoder: VideoDecoder
+        if let existing = handle.decoder {
+            decoder = existing
+        } else {
+            decoder = try recipe.decoder(for: handle.file)
+            handle.decoder = decoder
+            handle.deinterlacer = recipe.frames(of: decoder)
+        }
+        let deinterlacer = handle.deinterlacer
         let converter = handle.converter ?? recipe.converter(for: decoder)
         handle.converter = converter
 
@@ -86,7 +95,9 @@ struct MediaPreparer: PrefetchPreparer {
                job.admit(bytes: bytes) != .go {
                 return handle
             }
-            guard let frame = try decoder.nextFrame() else {
+            let next: VideoFrame?
+            if let deinterlacer { next = try deinterlacer.nextFrame() } else { next = try decoder.nextFrame() }
+            guard let frame = next else {
                 // End of the item: loop, as a feed player does. A still (an image, a cover picture, or a stream
                 // that cannot seek back) shows its picture again instead of decoding it again.
                 if let still = handle.lastImage, handle.decodedInLoop <= 1 || handle.loop > 0 && handle.decodedInLoop == 0 {
@@ -104,7 +115,7 @@ struct MediaPreparer: PrefetchPreparer {
                 guard handle.decodedInLoop > 0 else {
                     throw MediaError(.invalidData, operation: "decode", item: handle.file.item, message: "no frame")
                 }
-                try decoder.seek(to: 0, mode: .fast)
+                if let deinterlacer { try deinterlacer.seek(to: 0, mode: .fast) } else { try decoder.seek(to: 0, mode: .fast) }
                 handle.loop += 1
                 handle.decodedInLoop = 0
                 continue

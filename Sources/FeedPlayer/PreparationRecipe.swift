@@ -6,7 +6,7 @@ import Media
 ///
 /// A player's recipe is ``FeedPlayerConfiguration/recipe``; ``player`` is the default configuration's. The steps are
 /// the recipe's methods, so whoever prepares an item prepares it the same way:
-/// ``open(_:cancellation:)`` → ``decoder(for:)`` → ``converter(for:)``.
+/// ``open(_:cancellation:)`` → ``decoder(for:)`` → ``frames(of:)`` → ``converter(for:)``.
 public struct PreparationRecipe: Sendable, Equatable {
     /// The open policy, limits and stream-info mode. The player's is ``StreamInfoMode/header`` with
     /// ``MediaFile/feedFormats`` only: reading the MP4 header instead of probing packets, with ``scaling``
@@ -20,18 +20,22 @@ public struct PreparationRecipe: Sendable, Equatable {
     public var displaySize: Size
     /// The pixel format frames are converted to.
     public var pixelFormat: PixelFormat
-    /// Whether frames are turned upright by the stream's display matrix.
+    /// Whether frames are turned upright by their display matrix: the stream's, else the frame's own (a photo's
+    /// EXIF Orientation).
     public var upright: Bool
+    /// Whether an interlaced item's frames are deinterlaced (``Deinterlacer``).
+    public var deinterlaces: Bool
 
     /// A recipe with every setting given.
     public init(openOptions: OpenOptions, decoderOptions: DecoderOptions, scaling: ScalingQuality, displaySize: Size,
-                pixelFormat: PixelFormat, upright: Bool) {
+                pixelFormat: PixelFormat, upright: Bool, deinterlaces: Bool = true) {
         self.openOptions = openOptions
         self.decoderOptions = decoderOptions
         self.scaling = scaling
         self.displaySize = displaySize
         self.pixelFormat = pixelFormat
         self.upright = upright
+        self.deinterlaces = deinterlaces
     }
 
     /// The recipe of a default ``FeedPlayerConfiguration``: what the player does unless told otherwise.
@@ -52,19 +56,27 @@ public struct PreparationRecipe: Sendable, Equatable {
         try VideoDecoder(file: file, options: decoderOptions)
     }
 
-    /// Step 3: a converter of `decoder`'s frames to ``pixelFormat`` in ``displaySize`` with ``scaling``, upright when
-    /// ``upright`` is set (libswscale's `sws_getCachedContext` behind it).
+    /// Step 2b: where the frames to show come from: a ``Deinterlacer`` over `decoder` when ``deinterlaces`` is set
+    /// (it deinterlaces an interlaced item with libavfilter's `bwdif` and hands any other item's frames on as they
+    /// are), nil to take `decoder`'s frames as they are.
+    public func frames(of decoder: VideoDecoder) -> Deinterlacer? {
+        deinterlaces ? Deinterlacer(decoder: decoder) : nil
+    }
+
+    /// Step 3: a converter of `decoder`'s frames to ``pixelFormat`` in ``displaySize`` with ``scaling``, each frame
+    /// turned upright by its own ``VideoFrame/orientation`` when ``upright`` is set (libswscale's
+    /// `sws_getCachedContext` behind it).
     public func converter(for decoder: VideoDecoder) -> FrameConverter {
-        FrameConverter(pixelFormat: pixelFormat, fittingIn: displaySize,
-                       orientation: upright ? decoder.stream.orientation : .identity, scaling: scaling)
+        FrameConverter(pixelFormat: pixelFormat, fittingIn: displaySize, upright: upright, scaling: scaling)
     }
 }
 
 extension FeedPlayerConfiguration {
-    /// How this configuration prepares items: its open options, decoder threads, scaling, display size, pixel format
-    /// and orientation as one ``PreparationRecipe``.
+    /// How this configuration prepares items: its open options, decoder threads, scaling, display size, pixel format,
+    /// orientation and deinterlacing as one ``PreparationRecipe``.
     public var recipe: PreparationRecipe {
         PreparationRecipe(openOptions: openOptions, decoderOptions: DecoderOptions(threadCount: decoderThreads),
-                          scaling: scaling, displaySize: displaySize, pixelFormat: pixelFormat, upright: upright)
+                          scaling: scaling, displaySize: displaySize, pixelFormat: pixelFormat, upright: upright,
+                          deinterlaces: deinterlaces)
     }
 }

@@ -3,8 +3,9 @@ internal import CFFmpeg
 /// Converts decoded frames to an ``Image``: pixel format, size, and upright orientation.
 ///
 /// Scales with libswscale (bicubic) honouring the frame's colour matrix and range, fits the picture inside a box
-/// keeping its displayed aspect ratio (even sizes for formats that need them), then applies the stream's
-/// ``Orientation`` so the result is upright as a player shows it. The scaler context is reused while frames keep the
+/// keeping its displayed aspect ratio (even sizes for formats that need them), then applies an ``Orientation``: with
+/// `upright: true` each frame's own ``VideoFrame/orientation`` (the stream's display matrix, else the frame's — a
+/// photo's EXIF Orientation), so the result is upright as a player shows it; else a fixed one. The scaler context is reused while frames keep the
 /// same geometry. The corresponding FFmpeg functions are `sws_getCachedContext`, `sws_setColorspaceDetails`,
 /// `sws_scale_frame`. Not thread-safe: one converter per thread.
 public final class FrameConverter {
@@ -12,8 +13,11 @@ public final class FrameConverter {
     public let pixelFormat: PixelFormat
     /// The box the displayed picture is fitted into, or nil to keep the stored size.
     public let box: Size?
-    /// The orientation applied after scaling (``Orientation/identity`` keeps the stored orientation).
+    /// The orientation applied after scaling when ``upright`` is false (``Orientation/identity`` keeps the stored
+    /// orientation).
     public let orientation: Orientation
+    /// Whether each frame is turned by its own ``VideoFrame/orientation`` instead of ``orientation``.
+    public let upright: Bool
     /// How carefully libswscale rounds.
     public let scaling: ScalingQuality
 
@@ -30,6 +34,23 @@ public final class FrameConverter {
         self.pixelFormat = pixelFormat
         self.box = box
         self.orientation = orientation
+        self.upright = false
+        self.scaling = scaling
+    }
+
+    /// A converter that turns every frame upright as a player shows it, by the frame's ``VideoFrame/orientation``:
+    /// the stream's display matrix where the stream has one, else the frame's own (a JPEG's EXIF Orientation).
+    /// - Parameters:
+    ///   - pixelFormat: the output format.
+    ///   - box: fit the displayed picture inside this box, or nil for no scaling.
+    ///   - upright: true to follow each frame's orientation; false keeps the stored orientation.
+    ///   - scaling: ``ScalingQuality/accurate`` (the default) or ``ScalingQuality/fast`` for display.
+    public init(pixelFormat: PixelFormat, fittingIn box: Size? = nil, upright: Bool,
+                scaling: ScalingQuality = .accurate) {
+        self.pixelFormat = pixelFormat
+        self.box = box
+        self.orientation = .identity
+        self.upright = upright
         self.scaling = scaling
     }
 
@@ -39,8 +60,21 @@ public final class FrameConverter {
     }
 
     /// The size of the output for a stored picture of `stored` size and sample aspect ratio `sar`: displayed size
-    /// (after orientation) fitted into ``box``.
+    /// (after ``orientation``) fitted into ``box``.
     public func outputSize(stored: Size, sampleAspectRatio sar: Rational = Rational(1, 1)) -> Size {
+        outputSize(stored: stored, sampleAspectRatio: sar, orientation: orientation)
+    }
+
+    /// The size ``convert(_:)`` gives `frame`: its displayed size (after the orientation applied to it) fitted into
+    /// ``box``.
+    public func outputSize(for frame: VideoFrame) -> Size {
+        outputSize(stored: frame.size, sampleAspectRatio: frame.sampleAspectRatio, orientation: orientation(of: frame))
+    }
+
+    /// The orientation ``convert(_:)`` applies to `frame`.
+    public func orientation(of frame: VideoFrame) -> Orientation { upright ? frame.orientation : orientation }
+
+    private func outputSize(stored: Size, sampleAspectRatio sar: Rational, orientation: Orientation) -> Size {
         var displayW = Double(stored.width)
         let displayH = Double(stored.height)
         if let r = sar.value, r > 0, abs(r - 1) > 1e-6, box != nil { displayW *= r }
@@ -66,7 +100,8 @@ public final class FrameConverter {
         if let box, box.width <= 0 || box.height <= 0 {
             throw MediaError(.invalidArgument, operation: "convert", item: "frame", message: "box \(box)")
         }
-        let out = outputSize(stored: frame.size, sampleAspectRatio: frame.sampleAspectRatio)
+        let orientation = orientation(of: frame)
+        let out = outputSize(stored: frame.size, sampleAspectRatio: frame.sampleAspectRatio, orientation: orientation)
         // Scale to the pre-rotation size, then reorient.
         let scaledSize = orientation.swapsAxes ? Size(width: out.height, height: out.width) : out
         let scaledFrame = try scale(frame.frame, to: scaledSize)

@@ -62,6 +62,11 @@ public final class VideoDecoder {
     /// Packets the decoder rejected as corrupt so far. Like the ffmpeg CLI, decoding goes on after such a packet.
     public private(set) var corruptPacketCount = 0
 
+    /// The stream's display matrix as an orientation, nil when the stream has none: then each frame's own matrix
+    /// (a JPEG's EXIF Orientation) decides ``VideoFrame/orientation``.
+    let streamOrientation: Orientation?
+    /// The stream's field order from the container or the codec parameters (`AV_FIELD_TT` … for interlaced).
+    let fieldOrder: AVFieldOrder
     private var codecContext: UnsafeMutablePointer<AVCodecContext>
     private let packet: UnsafeMutablePointer<AVPacket>
     private let timeBase: AVRational
@@ -92,6 +97,8 @@ public final class VideoDecoder {
         self.stream = chosen
         let avStream = file.stream(at: chosen.index)
         self.timeBase = avStream.pointee.time_base
+        self.streamOrientation = vf_stream_display_matrix(avStream) != nil ? chosen.orientation : nil
+        self.fieldOrder = avStream.pointee.codecpar.pointee.field_order
 
         guard let codec = avcodec_find_decoder(avStream.pointee.codecpar.pointee.codec_id) else {
             throw MediaError(.unsupportedCodec, operation: "open decoder", item: file.item,
@@ -147,7 +154,7 @@ public final class VideoDecoder {
             let container = file.stream(at: stream.index).pointee.sample_aspect_ratio
             if container.num > 0 && container.den > 0 { raw.pointee.sample_aspect_ratio = container }
             let frame = VideoFrame(takingOwnership: raw, timeBase: timeBase, startTime: file.info.startTime,
-                                   sequenceNumber: sequence)
+                                   sequenceNumber: sequence, streamOrientation: streamOrientation)
             let bytes = av_image_get_buffer_size(AVPixelFormat(rawValue: raw.pointee.format), raw.pointee.width,
                                                  raw.pointee.height, 1)
             try file.accountDecoded(width: Int(raw.pointee.width), height: Int(raw.pointee.height),

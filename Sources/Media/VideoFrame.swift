@@ -20,9 +20,15 @@ public final class VideoFrame {
     public let isKeyframe: Bool
     /// Index of the decoded frame in decode output order since open or the last seek, from 0.
     public let sequenceNumber: Int
+    /// How a player turns this picture upright: the stream's display matrix when the stream has one, else the
+    /// frame's own (`AV_FRAME_DATA_DISPLAYMATRIX`: FFmpeg's JPEG decoder turns an EXIF Orientation 2–8 into one),
+    /// else ``Orientation/identity``. ``FrameConverter`` with `upright: true` applies it.
+    public let orientation: Orientation
 
-    /// Takes ownership of `frame`.
-    init(takingOwnership frame: UnsafeMutablePointer<AVFrame>, timeBase: AVRational, startTime: Double, sequenceNumber: Int) {
+    /// Takes ownership of `frame`. `streamOrientation` is the stream's display matrix, nil when it has none (then
+    /// the frame's own matrix, if any, decides ``orientation``).
+    init(takingOwnership frame: UnsafeMutablePointer<AVFrame>, timeBase: AVRational, startTime: Double, sequenceNumber: Int,
+         streamOrientation: Orientation?) {
         self.frame = frame
         let noPTS = vf_nopts_value()
         let ts = frame.pointee.best_effort_timestamp != noPTS ? frame.pointee.best_effort_timestamp : frame.pointee.pts
@@ -34,6 +40,9 @@ public final class VideoFrame {
         self.timeBase = Rational(timeBase)
         self.isKeyframe = vf_frame_is_key(frame) != 0
         self.sequenceNumber = sequenceNumber
+        self.orientation = streamOrientation
+            ?? vf_frame_display_matrix(frame).map { m in Orientation(displayMatrix: (0..<9).map { m[$0] }) }
+            ?? .identity
     }
 
     deinit {
@@ -52,6 +61,10 @@ public final class VideoFrame {
     public var pixelFormatName: String {
         av_get_pix_fmt_name(AVPixelFormat(rawValue: frame.pointee.format)).map { String(cString: $0) } ?? "none"
     }
+
+    /// Whether the decoder flagged the picture interlaced (two fields woven into one frame): shown as it is, moving
+    /// edges comb. ``Deinterlacer`` turns such frames into progressive ones.
+    public var isInterlaced: Bool { vf_frame_is_interlaced(frame) != 0 }
 
     /// Sample aspect ratio of the picture (`0/1` when unknown): the container's when it gives a valid one, else the
     /// bitstream's, as the ffmpeg CLI puts it on decoded frames (``VideoDecoder`` sets it).

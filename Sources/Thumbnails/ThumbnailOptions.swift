@@ -36,10 +36,12 @@ public struct ThumbnailOptions: Sendable, Hashable, Codable {
         self.timestamps = timestamps
     }
 
-    /// A stable text naming every option that changes the output; a card made with other options is redone.
+    /// A stable text naming every option that changes the output; a card made with other options is redone. `v` is
+    /// the renderer's version: 3 turns photos upright by their EXIF Orientation and deinterlaces interlaced video, so
+    /// cards made before are redone.
     public var fingerprint: String {
         let at = positions.map(\.description).joined(separator: ",")
         return "at=\(at);box=\(box);square=\(square);format=\(format.rawValue);q=\(quality);"
-            + "sheet=\(sheet?.description ?? "-");exact=\(exact);ts=\(timestamps);v=2"
+            + "sheet=\(sheet?.description ?? "-");exact=\(exact);ts=\(timestamps);v=3"
     }
 }

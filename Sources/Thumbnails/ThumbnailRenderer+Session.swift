@@ -13,6 +13,10 @@ extension ThumbnailRenderer {
         let exact: Bool
         private var decoder: VideoDecoder?
         private var firstFrame: VideoFrame?
+        /// Deinterlaces the pictures of an interlaced item (decided at its first frame).
+        private var deinterlacer: Deinterlacer?
+        /// The frame a decode from the start read past the frame it kept (timed `after`): that frame's neighbour.
+        private var following: (after: Double, frame: VideoFrame)?
         /// Times of the keyframes already given out for a position.
         private var takenKeyframes = Set<Double>()
 
@@ -27,9 +31,48 @@ extension ThumbnailRenderer {
             self.exact = exact
         }
 
+        /// The picture shown at `requested` seconds: ``decodedFrame(at:exact:)``, deinterlaced when the item is
+        /// interlaced.
+        mutating func frame(at requested: Double, exact: Bool? = nil) throws -> VideoFrame {
+            try shown(decodedFrame(at: requested, exact: exact))
+        }
+
+        /// `frame` as a person sees it: an interlaced video's frame goes through ``Deinterlacer`` with the frame
+        /// after it as its neighbour (bwdif on a frame alone sees no motion and keeps the comb).
+        private mutating func shown(_ frame: VideoFrame) throws -> VideoFrame {
+            guard !still else { return frame }
+            let d = try openDecoder()
+            let deinterlacer = self.deinterlacer ?? Deinterlacer(decoder: d)
+            self.deinterlacer = deinterlacer
+            // bwdif passes a frame that is not flagged interlaced through untouched: no need to decode a neighbour.
+            guard deinterlacer.isActive(deciding: frame), frame.isInterlaced else { return frame }
+            return try deinterlacer.deinterlace(frame, next: neighbour(of: frame, in: d))
+        }
+
+        /// The frame after `frame`, its temporal neighbour for bwdif: the one the last decode from the start already
+        /// gave, else decoded again from `frame` (an exact seek to it), else — where seeking does not land on it (an
+        /// MPEG-TS with one keyframe) — from the start. Nil at the end of the stream or when it cannot be had.
+        private mutating func neighbour(of frame: VideoFrame, in d: VideoDecoder) throws -> VideoFrame? {
+            guard let t = frame.time else { return nil }
+            if let following, following.after == t { return following.frame }
+            do {
+                try d.seek(to: t, mode: .exact)
+                if let again = try d.nextFrame(), again.time == t { return try d.nextFrame() }
+                let restarted = try VideoDecoder(file: file, options: DecoderOptions(threadCount: threads))
+                try? restarted.seek(to: 0, mode: .fast)
+                decoder = restarted
+                while let f = try restarted.nextFrame() {
+                    if let time = f.time, time > t { return f }
+                }
+            } catch let error as MediaError where error.kind != .cancelled && error.kind != .timedOut {
+                // Cannot decode it again: bwdif without a neighbour.
+            }
+            return nil
+        }
+
         /// The keyframe at or before `target` seconds — unless an earlier position took that keyframe — or with
         /// `exact` the first frame at or after it; else the last frame.
-        mutating func frame(at requested: Double, exact: Bool? = nil) throws -> VideoFrame {
+        private mutating func decodedFrame(at requested: Double, exact: Bool? = nil) throws -> VideoFrame {
             let exact = exact ?? self.exact
             // Past the end means the last frames: aim just before the end.
             let target = duration.map { min(requested, max(0, $0 - 0.05)) } ?? requested
@@ -68,7 +111,10 @@ extension ThumbnailRenderer {
                 decoder = restarted
                 var last: VideoFrame?
                 while let f = try restarted.nextFrame() {
-                    if let t = f.time, t > target, last != nil { break }
+                    if let t = f.time, t > target, let kept = last {
+                        following = kept.time.map { (after: $0, frame: f) }
+                        break
+                    }
                     last = f
                 }
                 if let last { return last }
@@ -91,7 +137,7 @@ extension ThumbnailRenderer {
                 let key = f.time ?? -1
                 if seen.contains(key) { continue }
                 seen.insert(key)
-                candidates.append(try candidate(f, converter))
+                candidates.append(try candidate(try shown(f), converter))
             }
             if candidates.allSatisfy({ $0.stats.isBlank }) {
                 for t in times {

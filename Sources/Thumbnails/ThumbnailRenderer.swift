@@ -2,8 +2,9 @@ import Foundation
 import Media
 
 /// Opens one item once and renders its thumbnails: every asked position (or a contact sheet) from the same open
-/// file, upright by the display matrix (mirroring included), fitted in the box or center-cropped to a square,
-/// HDR tone mapped to SDR (see ``ToneMapping``). Still images and cover art give their one picture; an animated GIF
+/// file, upright by the display matrix (mirroring included; the stream's, else the frame's — a photo's EXIF
+/// Orientation), deinterlaced when the item is interlaced (``Deinterlacer``), fitted in the box or center-cropped to a
+/// square, HDR tone mapped to SDR (see ``ToneMapping``). Still images and cover art give their one picture; an animated GIF
 /// is treated as a video.
 ///
 /// A value type; each ``render(path:cancellation:)`` call is independent, so one renderer may serve many threads.
@@ -39,11 +40,14 @@ public struct ThumbnailRenderer: Sendable {
         let tone = ToneMapping(stream: stream)
         var session = Session(file: file, stream: stream, still: still, duration: duration, tone: tone,
                               threads: decoderThreads, exact: options.exact)
-        var result = RenderedThumbnails(images: [], times: [], duration: duration, sourceSize: stream.displaySize,
+        // A photo's orientation is in its frame (EXIF), not its stream: its one picture, decoded first, tells the
+        // size it is shown at.
+        let display = still ? try Self.displaySize(of: session.frame(at: 0), stream: stream) : stream.displaySize
+        var result = RenderedThumbnails(images: [], times: [], duration: duration, sourceSize: display,
                                         blank: false, toneMapping: tone)
         if let sheet = options.sheet {
             let tileWidth = max(8, options.box.width / sheet.columns)
-            let converter = makeConverter(stream, width: tileWidth)
+            let converter = makeConverter(display, width: tileWidth)
             var tiles: [Image] = []
             for position in sheet.positions {
                 let frame = try session.frame(at: position.target(duration: duration) ?? 0)
@@ -58,7 +62,7 @@ public struct ThumbnailRenderer: Sendable {
             result.times = [nil]
             return result
         }
-        let converter = makeConverter(stream, width: options.box.width)
+        let converter = makeConverter(display, width: options.box.width)
         for position in options.positions {
             if position == .auto && !still {
                 let choice = try session.chooseAuto(converter: converter)
@@ -79,9 +83,17 @@ public struct ThumbnailRenderer: Sendable {
     /// becoming a strip of a million rows.
     static let maxAspect = 4
 
-    /// A converter to upright `.rgb24` that fits the box, or covers the square of side `width` when square.
-    private func makeConverter(_ stream: StreamInfo, width: Int) -> FrameConverter {
-        let display = stream.displaySize
+    /// `stream`'s displayed size (``StreamInfo/displaySize``), turned as `frame` is turned upright when its own
+    /// orientation differs from the stream's (a photo's EXIF Orientation).
+    static func displaySize(of frame: VideoFrame, stream: StreamInfo) -> Size {
+        let size = stream.displaySize
+        guard frame.orientation.swapsAxes != stream.orientation.swapsAxes else { return size }
+        return Size(width: size.height, height: size.width)
+    }
+
+    /// A converter to upright `.rgb24` that fits the box, or covers the square of side `width` when square;
+    /// `display` is the size the picture is shown at.
+    private func makeConverter(_ display: Size, width: Int) -> FrameConverter {
         let box: Size
         let longest = width * Self.maxAspect
         if options.square, display.width > 0, display.height > 0 {
@@ -95,7 +107,7 @@ public struct ThumbnailRenderer: Sendable {
         } else {
             box = Size(width: width, height: longest)
         }
-        return FrameConverter(pixelFormat: .rgb24, fittingIn: box, orientation: stream.orientation, scaling: .thumbnail)
+        return FrameConverter(pixelFormat: .rgb24, fittingIn: box, upright: true, scaling: .thumbnail)
     }
 
     /// Crops to the square when asked (the converter already applied orientation and scale).

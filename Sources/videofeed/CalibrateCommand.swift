@@ -115,11 +115,14 @@ struct CalibrateCommand: ParsableCommand {
             open.append(Self.clock() - t)
             t = Self.clock()
             let decoder = try recipe.decoder(for: file)
+            // The frames the player shows: deinterlaced (bwdif) for an interlaced item, as decoded otherwise.
+            let shown = recipe.frames(of: decoder)
+            func nextFrame() throws -> VideoFrame? { try shown.map { try $0.nextFrame() } ?? decoder.nextFrame() }
             let converter = recipe.converter(for: decoder)
             decoderOpen.append(Self.clock() - t)
             settings = Self.settings(of: file, decoder, converter)
             t = Self.clock()
-            guard let frame = try decoder.nextFrame() else {
+            guard let frame = try nextFrame() else {
                 throw MediaError(.invalidData, operation: "decode", item: file.item, message: "no frame")
             }
             let image = try converter.convert(frame)
@@ -129,7 +132,7 @@ struct CalibrateCommand: ParsableCommand {
             duration = file.info.duration
             t = Self.clock()
             var decoded = 0
-            while decoded < frames, let next = try decoder.nextFrame() {
+            while decoded < frames, let next = try nextFrame() {
                 _ = try converter.convert(next)
                 decoded += 1
             }

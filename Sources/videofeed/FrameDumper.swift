@@ -36,14 +36,17 @@ enum FrameDumper {
 
         let needsImage = converting || request.format.imageFormat != nil
         let converter = needsImage ? FrameConverter(
-            pixelFormat: request.pixelFormat ?? .rgb24, fittingIn: request.box,
-            orientation: request.upright ? decoder.stream.orientation : .identity) : nil
+            pixelFormat: request.pixelFormat ?? .rgb24, fittingIn: request.box, upright: request.upright) : nil
+        // --upright shows pictures as a player does, deinterlaced too; hashes and raw pixels stay what the decoder
+        // gave, as ffmpeg's framemd5 does.
+        let deinterlacer = request.upright && request.format != .framemd5 && request.format != .raw
+            ? Deinterlacer(decoder: decoder) : nil
         let encoder = request.format.imageFormat.map { ImageEncoder(format: $0, quality: request.quality) }
 
         var sink = try Sink(request: request, decoder: decoder)
         var decodedIndex = 0
         var written = 0
-        while let frame = try decoder.nextFrame() {
+        while let frame = try deinterlacer.map({ try $0.nextFrame() }) ?? decoder.nextFrame() {
             defer { decodedIndex += 1 }
             guard decodedIndex % request.every == 0 else { continue }
             let image = try converter?.convert(frame)

@@ -48,8 +48,10 @@ struct ProbeCommand: ParsableCommand {
             let item = Redaction.redacted(input)
             do {
                 let file = try MediaFile(path: input, options: options)
-                entries.append(Entry(item: item, info: file.info))
-                if !json { Console.out(ProbeTable.render(item: item, info: file.info)) }
+                // A photo's orientation (EXIF) is in its frame: decode the picture to report the size it is shown at.
+                let info = try file.infoWithPictureOrientation()
+                entries.append(Entry(item: item, info: info))
+                if !json { Console.out(ProbeTable.render(item: item, info: info)) }
             } catch {
                 failures += 1
                 Console.error(Console.describe(error))

@@ -34,8 +34,14 @@ import Testing
         #expect(converter.scaling == .accurate)
         #expect(converter.pixelFormat == .rgb24)
         #expect(converter.box == Size(width: 90, height: 160))
-        #expect(converter.orientation == .identity)
-        #expect(PreparationRecipe.player.converter(for: decoder).orientation == decoder.stream.orientation)
+        #expect(converter.orientation == .identity && !converter.upright)
+        #expect(recipe.frames(of: decoder) != nil)
+        // The player's recipe turns each frame by its own orientation: here the stream's display matrix.
+        let upright = PreparationRecipe.player.converter(for: decoder)
+        let frame = try #require(try decoder.nextFrame())
+        #expect(upright.upright && upright.orientation(of: frame) == decoder.stream.orientation)
         #expect(decoder.stream.orientation != .identity)
+        configuration.deinterlaces = false
+        #expect(configuration.recipe.frames(of: decoder) == nil)
     }
 }

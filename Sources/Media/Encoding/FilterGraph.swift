@@ -92,6 +92,13 @@ final class FilterGraph {
 
     var outputCount: Int { sinks.count }
 
+    /// What a graph's input is configured for: size, pixel format, sample aspect ratio. A frame of another shape
+    /// needs another graph.
+    static func shape(_ frame: UnsafePointer<AVFrame>) -> [Int32] {
+        [frame.pointee.width, frame.pointee.height, frame.pointee.format, frame.pointee.sample_aspect_ratio.num,
+         frame.pointee.sample_aspect_ratio.den]
+    }
+
     /// The time base of output `index`'s frames.
     func timeBase(of index: Int) -> AVRational { av_buffersink_get_time_base(sinks[index]) }
     /// The frame rate of output `index` (0/1 when variable or unknown).

@@ -355,7 +355,7 @@ private final class Pipeline {
     private func filter(_ frame: UnsafeMutablePointer<AVFrame>) throws {
         try file.throwIfCancelled("transcode")
         frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
-        if let setup = graphSetup, graph != nil, Pipeline.shape(frame) != setup.shape {
+        if let setup = graphSetup, graph != nil, FilterGraph.shape(frame) != setup.shape {
             // The stream changed size, pixel format or aspect midway (an ad break in a broadcast, a new SPS): the
             // graph was configured for the old pictures, so it is drained and built anew for the new ones, as the
             // ffmpeg CLI does. The branches keep their output sizes, so the encoders go on.
@@ -364,7 +364,7 @@ private final class Pipeline {
             graph = try FilterGraph(setup.description, input: frame, timeBase: setup.timeBase,
                                     frameRate: setup.frameRate, outputs: setup.outputs, threads: settings.filterThreads,
                                     item: item)
-            graphSetup?.shape = Pipeline.shape(frame)
+            graphSetup?.shape = FilterGraph.shape(frame)
         }
         try graph?.push(frame)
         try drainGraph(ending: false)
@@ -373,12 +373,6 @@ private final class Pipeline {
     /// How the graph was built, to rebuild it for pictures of another shape.
     private var graphSetup: (description: String, timeBase: AVRational, frameRate: AVRational, outputs: Int,
                              shape: [Int32])? = nil
-
-    /// What a graph's input is configured for: size, pixel format, sample aspect ratio.
-    static func shape(_ frame: UnsafeMutablePointer<AVFrame>) -> [Int32] {
-        [frame.pointee.width, frame.pointee.height, frame.pointee.format, frame.pointee.sample_aspect_ratio.num,
-         frame.pointee.sample_aspect_ratio.den]
-    }
 
     private func drainGraph(ending: Bool) throws {
         guard let graph else { return }
@@ -498,7 +492,7 @@ private final class Pipeline {
         let graph = try FilterGraph(description, input: first, timeBase: timeBase, frameRate: frameRate,
                                     outputs: branches.count, threads: settings.filterThreads, item: item)
         self.graph = graph
-        graphSetup = (description, timeBase, frameRate, branches.count, Pipeline.shape(first))
+        graphSetup = (description, timeBase, frameRate, branches.count, FilterGraph.shape(first))
         var made: [Output] = []
         for (i, r) in rungs.enumerated() {
             made.append(try makeRendition(graph: graph, sink: i, rung: plan.renditions[r], sourceRate: frameRate))
@@ -617,10 +611,8 @@ private final class Pipeline {
     private func prefilters(first: UnsafeMutablePointer<AVFrame>, info: StreamInfo, still: Bool) -> String {
         var chain: [String] = []
         let order = file.stream(at: plan.videoStream).pointee.codecpar.pointee.field_order
-        let interlacedStream = order == AV_FIELD_TT || order == AV_FIELD_BB || order == AV_FIELD_TB
-            || order == AV_FIELD_BT
-        if settings.deinterlaces, !still, vf_frame_is_interlaced(first) != 0 || interlacedStream {
-            chain.append("bwdif=mode=send_frame:parity=auto:deint=interlaced")
+        if settings.deinterlaces, !still, Deinterlacer.isNeeded(first: first, fieldOrder: order) {
+            chain.append(Deinterlacer.filter)
             deinterlaced = true
         }
         let trc = first.pointee.color_trc
