@@ -5,14 +5,23 @@ extension FeedPlayer {
     /// The next frame of the current item for playback (the pull API): its first frame, then the decoded frames in
     /// order, looping at the end of the item. Nil when the next frame is not decoded yet — prefetching keeps about a
     /// second buffered for the current item, refilled as frames are taken.
+    ///
+    /// The player's lock is not held while the frame is taken from the scheduler (which waits for its control
+    /// queue): a swipe never waits behind playback. A frame taken for an item the viewer swiped away from meanwhile
+    /// is let go, and nil returned.
     public func nextPlaybackFrame() -> PlayerFrame? {
-        state.withLock {
-            if !playheadShownFirst {
-                guard let first = scheduler.snapshot(current)?.firstFrame else { return nil }
+        let (index, shownFirst, seen) = state.withLock { (current, playheadShownFirst, generation) }
+        if !shownFirst {
+            guard let first = scheduler.published(index).first else { return nil }
+            return state.withLock {
+                guard generation == seen else { return nil }
                 playheadShownFirst = true
                 return first
             }
-            guard let frame = scheduler.takeBufferedFrame(current) else { return nil }
+        }
+        guard let frame = scheduler.takeBufferedFrame(index) else { return nil }
+        return state.withLock {
+            guard generation == seen else { return nil }
             countShown()
             return frame
         }
