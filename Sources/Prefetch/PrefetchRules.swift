@@ -116,10 +116,21 @@ public struct PrefetchRules: Sendable, Hashable {
         public var index: Int
         /// Its wanted request's priority (higher runs first).
         public var priority: Int
+        /// What the job is for, which outranks the priority: a first frame, more frames, or only a decoder.
+        public var kind: Kind
+
+        /// What a queued job is for, most urgent first: a missing first frame (a swipe to the item would be a miss
+        /// without it), more frames for a buffered stage, or only a decoder positioned after the frames held.
+        public enum Kind: Int, Sendable, Hashable, Comparable {
+            case decoder = 0, frames = 1, firstFrame = 2
+            public static func < (a: Kind, b: Kind) -> Bool { a.rawValue < b.rawValue }
+        }
+
         /// A queued job of a slot.
-        public init(index: Int, priority: Int) {
+        public init(index: Int, priority: Int, kind: Kind = .frames) {
             self.index = index
             self.priority = priority
+            self.kind = kind
         }
     }
 
@@ -165,8 +176,9 @@ public struct PrefetchRules: Sendable, Hashable {
     ///
     /// The item on screen has absolute priority. It starts on the lane kept for it (normal priority) when that lane
     /// is free, else on a background lane (while it is behind nothing else runs there, so it has a core; the state
-    /// machine moves it to its own lane as soon as that is free). Background lanes then take queued jobs by priority
-    /// (ties: lower index first) — but while the item on screen is behind (``CurrentState/isBehind``: no first frame
+    /// machine moves it to its own lane as soon as that is free). Background lanes then take queued jobs by what they
+    /// are for (``Queued/Kind``: first frames, then more frames, then decoders), then by priority (ties: lower index
+    /// first) — but while the item on screen is behind (``CurrentState/isBehind``: no first frame
     /// yet, or playback about to run dry) and its job runs or has just started, nothing else starts, so it has the CPU
     /// to itself.
     /// - Parameters:
@@ -217,7 +229,8 @@ public struct PrefetchRules: Sendable, Hashable {
 
     /// Whether queued job `a` is more urgent than `b`: higher priority, then lower index.
     private static func isMoreUrgent(_ a: Queued, than b: Queued) -> Bool {
-        a.priority > b.priority || (a.priority == b.priority && a.index < b.index)
+        if a.kind != b.kind { return a.kind > b.kind }
+        return a.priority > b.priority || (a.priority == b.priority && a.index < b.index)
     }
 
     /// Whether `bytes` more fit when `held` bytes are held.

@@ -419,7 +419,9 @@ public struct PrefetchStateMachine: Sendable {
         guard queuedJobs > 0, runningJobs < lanes.count else { return }
         queuedScratch.removeAll(keepingCapacity: true)
         for i in slots.indices where slots[i].job == .queued {
-            queuedScratch.append(.init(index: slots[i].index, priority: slots[i].wanted?.priority ?? 0))
+            let kind: PrefetchRules.Queued.Kind = !slots[i].hasFirstFrame ? .firstFrame
+                : needsFrames(at: i) ? .frames : .decoder
+            queuedScratch.append(.init(index: slots[i].index, priority: slots[i].wanted?.priority ?? 0, kind: kind))
         }
         var currentState: PrefetchRules.CurrentState?
         if let p = position(of: current) {

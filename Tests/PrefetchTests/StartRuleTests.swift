@@ -8,8 +8,8 @@ import Testing
     typealias Start = (index: Int, lane: Int)
 
     /// The rule stated plainly, one step at a time: the item on screen takes the urgent lane when it is free; then
-    /// free background lanes, lowest first, take the most urgent waiting job (highest priority, then lowest index,
-    /// then first queued) — until the item on screen is behind (waiting for its first frame, or about to run dry).
+    /// free background lanes, lowest first, take the most urgent waiting job (first frames, then more frames, then
+    /// decoders; then highest priority, then lowest index, then first queued) — until the item on screen is behind (waiting for its first frame, or about to run dry).
     static func reference(_ rules: PrefetchRules, current: PrefetchRules.CurrentState?,
                           queued: [PrefetchRules.Queued], laneBusy: [Bool]) -> [Start] {
         var starts: [Start] = []
@@ -29,7 +29,8 @@ import Testing
             var pick = 0
             for i in waiting.indices.dropFirst() {
                 let q = waiting[i], o = waiting[pick]
-                if q.priority > o.priority || (q.priority == o.priority && q.index < o.index) { pick = i }
+                if q.kind != o.kind ? q.kind > o.kind
+                    : q.priority > o.priority || (q.priority == o.priority && q.index < o.index) { pick = i }
             }
             starts.append((waiting[pick].index, lane))
             busy[lane] = true
@@ -98,7 +99,10 @@ import Testing
             let workers = 1 + next(4)
             let rules = PrefetchRules(workers: workers, budget: 1 << 30, feedLength: 1000)
             let count = round % 100 == 0 ? 60 + next(20) : next(9)
-            let queued = (0..<count).map { _ in PrefetchRules.Queued(index: next(8), priority: next(4)) }
+            let kinds: [PrefetchRules.Queued.Kind] = [.decoder, .frames, .firstFrame]
+            let queued = (0..<count).map { _ in
+                PrefetchRules.Queued(index: next(8), priority: next(4), kind: kinds[next(3)])
+            }
             let laneBusy = (0...workers).map { _ in next(3) == 0 }
             let current: PrefetchRules.CurrentState? = next(5) == 0 ? nil : PrefetchRules.CurrentState(
                 index: next(8), hasFirstFrame: next(2) == 0, jobQueued: next(2) == 0, jobRunning: next(3) == 0,
