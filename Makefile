@@ -8,7 +8,7 @@ APT_PACKAGES := libavformat-dev libavfilter-dev libavcodec-dev libswresample-dev
                 pkg-config ffmpeg
 BENCH_TOOLS  := hyperfine ffmpegthumbnailer
 
-.PHONY: all deps bench-deps browser-deps build release demo serve bench-serve test test-sanitizers fuzz soak fixtures conformance bench bench-transcode policylab clean help
+.PHONY: all deps bench-deps browser-deps build release demo serve bench-serve test test-sanitizers fuzz soak fixtures conformance bench bench-decode bench-transcode policylab clean help
 
 all: build
 
@@ -28,6 +28,8 @@ help:
 	@echo "make conformance     compare our framemd5 and probe with ffmpeg/ffprobe over ../shared/media (DIR=... to change)"
 	@echo "make bench           decode benchmarks (ordo-one/benchmark, hyperfine), the thumbnail batch comparison and"
 	@echo "                     PolicyLab's simulation speed"
+	@echo "make bench-decode    videofeed dump --format framemd5 vs ffmpeg -f framemd5, seven alternating pairs per clip:"
+	@echo "                     median wall and CPU ratios (Benchmarks/decode-vs-ffmpeg.sh; CLIPS=..., PAIRS=...)"
 	@echo "make bench-transcode videofeed transcode vs the ffmpeg CLI: single clip, batch, on-demand segment, memory, SSIM, HDR"
 	@echo "                     (Benchmarks/compare-transcode.sh; BENCH_RUNS, BATCH_COUNT, MEDIA, PARTS to change)"
 	@echo "make bench-serve     videofeed serve: swipe to first frame in Chromium, cold jumps, 20-viewer load (docs/benchmarks.md)"
@@ -125,6 +127,12 @@ bench: bench-deps release
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target PolicyLabSimulate
 	bash Benchmarks/compare-decode.sh
 	bash Benchmarks/compare-thumbs.sh
+
+# Issue 15's decoding comparison: framemd5 of the whole stream, ours against the ffmpeg CLI's, alternating runs.
+# CLIPS empty: a synthetic H.264 1080x1920 10 s clip made once in /tmp/videofeed-bench.
+CLIPS ?=
+bench-decode: deps release
+	bash Benchmarks/decode-vs-ffmpeg.sh $(CLIPS)
 
 # The transcode comparison needs GNU time for peak memory; the synthetic 1080x1920 clip comes from --bench-thumbs.
 bench-transcode: bench-deps release

@@ -54,6 +54,28 @@ enum FFmpegLog {
         state.errors = 0
     }
 
+    /// What a thread has seen since its last ``clear()``, as a value to carry to another thread.
+    struct Snapshot: Sendable {
+        var lastError: String?
+        var whitelistRefusal: String?
+        var errors: Int
+    }
+
+    /// This thread's messages since its last ``clear()``.
+    static func snapshot() -> Snapshot {
+        let state = self.state
+        return Snapshot(lastError: state.lastError, whitelistRefusal: state.whitelistRefusal, errors: state.errors)
+    }
+
+    /// Makes `snapshot` this thread's messages: work that moves to another thread keeps explaining its errors with
+    /// what FFmpeg said before (such as a decoding error logged while the file's streams were probed).
+    static func restore(_ snapshot: Snapshot) {
+        let state = self.state
+        state.lastError = snapshot.lastError
+        state.whitelistRefusal = snapshot.whitelistRefusal
+        state.errors = snapshot.errors
+    }
+
     /// This thread's last error-level message since ``clear()``, if any.
     static var lastError: String? { state.lastError }
 

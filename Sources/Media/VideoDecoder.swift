@@ -13,16 +13,21 @@ public enum StreamSelection: Sendable, Equatable {
 
 /// How a ``VideoDecoder`` decodes.
 public struct DecoderOptions: Sendable, Equatable {
-    /// Decoder threads; the default is the number of active cores.
-    public var threadCount: Int = ProcessInfo.processInfo.activeProcessorCount
+    /// Decoder threads, or ``automaticThreads`` (the default) to let FFmpeg choose as the ffmpeg CLI does (its
+    /// `-threads auto`): with more than one core, cores + 1 (at most 16), else 1. The extra thread keeps the cores busy
+    /// while one frame thread waits; ``VideoDecoder/threadCount`` tells what FFmpeg chose.
+    public var threadCount: Int = DecoderOptions.automaticThreads
     /// Decode only keyframes: non-key packets are skipped before the decoder and the decoder discards non-key
     /// frames (`skip_frame = AVDISCARD_NONKEY`). Much faster for thumbnails and scrubbing.
     public var keyframesOnly: Bool = false
     /// Which stream to decode.
     public var stream: StreamSelection = .primary
 
+    /// ``threadCount`` for FFmpeg's own choice (`AVCodecContext.thread_count` 0).
+    public static let automaticThreads = 0
+
     /// Options with the defaults described on each property.
-    public init(threadCount: Int = ProcessInfo.processInfo.activeProcessorCount, keyframesOnly: Bool = false,
+    public init(threadCount: Int = DecoderOptions.automaticThreads, keyframesOnly: Bool = false,
                 stream: StreamSelection = .primary) {
         self.threadCount = threadCount
         self.keyframesOnly = keyframesOnly
@@ -59,6 +64,11 @@ public final class VideoDecoder {
     public let stream: StreamInfo
     /// The options given at creation.
     public let options: DecoderOptions
+    /// The threads FFmpeg decodes with (`AVCodecContext.thread_count` after `avcodec_open2`): the count asked for, or
+    /// what FFmpeg chose for ``DecoderOptions/automaticThreads``; 1 when the codec decodes on the calling thread only.
+    public var threadCount: Int {
+        codecContext.pointee.active_thread_type == 0 ? 1 : Int(codecContext.pointee.thread_count)
+    }
     /// Packets the decoder rejected as corrupt so far. Like the ffmpeg CLI, decoding goes on after such a packet.
     public private(set) var corruptPacketCount = 0
 
@@ -111,8 +121,10 @@ public final class VideoDecoder {
         var result = avcodec_parameters_to_context(ctx, avStream.pointee.codecpar)
         if result >= 0 {
             ctx.pointee.pkt_timebase = avStream.pointee.time_base
-            // More threads than 64 never decode faster, and each costs a thread and its frame buffers.
-            ctx.pointee.thread_count = Int32(min(max(1, options.threadCount), 64))
+            // More threads than 64 never decode faster, and each costs a thread and its frame buffers. 0 is FFmpeg's
+            // automatic count (av_cpu_count() + 1, at most 16), which the ffmpeg CLI asks for (`-threads auto`).
+            ctx.pointee.thread_count = options.threadCount == DecoderOptions.automaticThreads
+                ? 0 : Int32(min(max(1, options.threadCount), 64))
             ctx.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
             if options.keyframesOnly { ctx.pointee.skip_frame = AVDISCARD_NONKEY }
             // The decoder refuses to allocate a picture larger than the limit, whatever the bitstream claims.

@@ -69,7 +69,7 @@ struct DumpCommand: ParsableCommand {
     @Option(name: .long, help: "JPEG/WebP quality, 1-100.")
     var quality: Int = 90
 
-    @Option(name: .long, help: "Decoder threads (default: number of cores).")
+    @Option(name: .long, help: "Decoder threads (default: FFmpeg's automatic count, cores + 1, as the ffmpeg CLI uses).")
     var threads: Int?
 
     @OptionGroup var policy: MediaPolicyOptions

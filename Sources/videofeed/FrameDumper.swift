@@ -46,13 +46,25 @@ enum FrameDumper {
         var sink = try Sink(request: request, decoder: decoder)
         var decodedIndex = 0
         var written = 0
-        while let frame = try deinterlacer.map({ try $0.nextFrame() }) ?? decoder.nextFrame() {
+        func handle(_ frame: VideoFrame) throws -> Bool {
             defer { decodedIndex += 1 }
-            guard decodedIndex % request.every == 0 else { continue }
+            guard decodedIndex % request.every == 0 else { return true }
             let image = try converter?.convert(frame)
             try sink.write(frame: frame, image: image, encoder: encoder, number: written + 1)
             written += 1
-            if let max = request.maxFrames, written >= max { break }
+            if let max = request.maxFrames, written >= max { return false }
+            return true
+        }
+        if let deinterlacer {
+            // Deinterlacing looks at the frame after each one: it pulls from the decoder itself.
+            while let frame = try deinterlacer.nextFrame() {
+                if try !handle(frame) { break }
+            }
+        } else {
+            // The decoder runs on its own thread a few frames ahead, so converting, hashing and writing a frame here
+            // overlaps the decoding of the next ones (the ffmpeg CLI gets the same overlap from its extra decoder
+            // thread).
+            try decoder.forEachFrame(handle)
         }
         try sink.finish()
         if written == 0 {
