@@ -1,7 +1,8 @@
 /// The prefetch scheduler's whole state and every change to it: one value type, events in, actions out.
 ///
 /// Each `mutating` event — the viewer moved (``apply(current:history:now:)``), work may start (``pump()``), a job
-/// reached a stage (``reach(_:index:lane:)``), delivered a frame (``deliver(bytes:duration:to:lane:)``), returned
+/// reached a stage (``reach(_:index:lane:)``), asks for room for its next frame (``admit(bytes:to:lane:)``),
+/// delivered a frame (``deliver(bytes:duration:to:lane:)``), returned
 /// (``finish(lane:result:)``), playback took a frame (``takeBufferedFrame(_:)``), everything stops (``shutdown()``) —
 /// updates the slots, jobs, lanes and counters and appends to ``actions`` what its driver must now do — start a job on
 /// a lane, cancel or stop one, free frames or a decoder — and to ``events`` what it reports. The machine holds no frames, decoders or
@@ -15,8 +16,10 @@
 /// the last one's.
 ///
 /// Invariants: an item has at most one job; a job is queued (``JobState/queued``) or runs on one lane, and a lane runs
-/// at most one job; ``PrefetchCounters/decodedBytes`` is the sum of every slot's first frame and buffered frames and
-/// never exceeds ``PrefetchRules/budget`` after a delivery; a slot stays while it is wanted or its cancelled job has
+/// at most one job; ``PrefetchCounters/decodedBytes`` is the sum of every slot's first frame, buffered frames and
+/// admitted-but-undelivered bytes (``Slot/reservedBytes``) and never exceeds ``PrefetchRules/budget`` after an
+/// admission or a delivery; a slot's held frames are its first frames in order, and a kept decoder sits right after
+/// them; a slot stays while it is wanted or its cancelled job has
 /// not returned.
 public struct PrefetchStateMachine: Sendable {
     /// What the driver must do after an event, in order.
