@@ -108,9 +108,14 @@ public final class FeedPlayer: @unchecked Sendable {
             preparer: MediaPreparer(catalog: catalog, configuration: configuration), policy: policy,
             feedLength: items.count, wraps: wraps, workers: configuration.workers,
             budget: configuration.memoryBudget)
+        // The player is never held strongly on the scheduler's control queue: were the last reference dropped
+        // there, its deinit would shut the scheduler down from inside that queue. It is taken on the event queue.
+        let eventQueue = self.eventQueue
         scheduler.setEventHandler { [weak self] event in
-            guard let self else { return }
-            self.eventQueue.async { self.state.withLock { self.handle(event) } }
+            eventQueue.async { [weak self] in
+                guard let self else { return }
+                self.state.withLock { self.handle(event) }
+            }
         }
     }
 

@@ -29,6 +29,8 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     public let keepHandlesWithin: Int
 
     private let control = DispatchQueue(label: "videofeed.prefetch.control")
+    /// Set on `control` only, so that ``shutdown()`` can tell it already runs there.
+    private let onControl = DispatchSpecificKey<Bool>()
     /// Dropped frames and closed decoders are freed here, off the control queue and a little later, so that neither
     /// a swipe nor the decode of the item on screen competes with returning memory to the system.
     private let reclaim = DispatchQueue(label: "videofeed.prefetch.reclaim")
@@ -88,6 +90,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
             WorkerLane(name: "videofeed.prefetch.worker\($0)", nice: rules.nice(ofLane: $0))
         }
         self.jobs = Array(repeating: nil, count: rules.workers + 1)
+        control.setSpecific(key: onControl, value: true)
     }
 
     deinit { for lane in lanes { lane.stop() } }
@@ -179,12 +182,14 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         return reclaiming.wait(timeout: .now() + timeout) == .success
     }
 
-    /// Cancels every job and releases every slot.
+    /// Cancels every job and releases every slot. Safe to call from any thread, the control queue included (an
+    /// owner's deinit may run on whichever thread dropped the last reference).
     public func shutdown() {
-        control.sync {
-            machine.shutdown()
-            performActions(publish: true)
+        let body = {
+            self.machine.shutdown()
+            self.performActions(publish: true)
         }
+        if DispatchQueue.getSpecific(key: onControl) == true { body() } else { control.sync(execute: body) }
     }
 
     // MARK: - Control queue only

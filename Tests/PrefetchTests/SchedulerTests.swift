@@ -28,6 +28,24 @@ import EngineSupport
         #expect(preparer.log.withLock { $0.maxConcurrent } <= 3, "two lanes plus the one kept for the current item")
     }
 
+    @Test("shutdown from the control queue itself (an owner's deinit run by its event handler) completes")
+    func shutdownOnControlQueue() {
+        let preparer = MockPreparer(frameDuration: 0.25)
+        let s = scheduler(preparer)
+        let shut = DispatchSemaphore(value: 0)
+        let once = Locked(false)
+        s.setEventHandler { _ in
+            guard once.withLock({ let first = !$0; $0 = true; return first }) else { return }
+            s.shutdown()  // runs on the control queue: a `sync` onto it would trap
+            shut.signal()
+        }
+        s.update(current: 5)
+        #expect(shut.wait(timeout: .now() + 10) == .success)
+        #expect(s.waitUntilIdle(timeout: 10))
+        #expect(s.slotIndexes.isEmpty)
+        s.setEventHandler(nil)
+    }
+
     @Test("moving releases what left the window: queued work never runs, running work is stopped")
     func cancelsOutOfWindow() throws {
         let preparer = MockPreparer(gated: true)
