@@ -28,9 +28,10 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     /// items keep their frames but release their decoder, which holds far more memory than one frame.
     public let keepHandlesWithin: Int
 
-    private let control = DispatchQueue(label: "videofeed.prefetch.control")
-    /// Set on `control` only, so that ``shutdown()`` can tell it already runs there.
-    private let onControl = DispatchSpecificKey<Bool>()
+    /// Where the machine and everything below marked "confined to `control`" live: a dedicated thread, so that a
+    /// swipe can queue its update without the woken thread preempting the swiping one
+    /// (``WorkerLane/asyncWithoutPreempting(_:)``).
+    private let control = WorkerLane(name: "videofeed.prefetch.control", nice: 0)
     /// Dropped frames and closed decoders are freed here, off the control queue and a little later, so that neither
     /// a swipe nor the decode of the item on screen competes with returning memory to the system.
     private let reclaim = DispatchQueue(label: "videofeed.prefetch.reclaim")
@@ -90,10 +91,12 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
             WorkerLane(name: "videofeed.prefetch.worker\($0)", nice: rules.nice(ofLane: $0))
         }
         self.jobs = Array(repeating: nil, count: rules.workers + 1)
-        control.setSpecific(key: onControl, value: true)
     }
 
-    deinit { for lane in lanes { lane.stop() } }
+    deinit {
+        for lane in lanes { lane.stop() }
+        control.stop()
+    }
 
     /// The policy in use.
     public var policy: any PrefetchPolicy { control.sync { machine.policy } }
@@ -126,7 +129,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     /// queued update is about to release; it stays valid for as long as the caller holds it.
     public func swipe(to current: Int, history: [Swipe] = [], now: Double = 0) -> (first: Frame?, failure: String?) {
         let shown = board.withLock { $0[current] }
-        control.async { self.apply(current: current, history: history, now: now) }
+        control.asyncWithoutPreempting { self.apply(current: current, history: history, now: now) }
         return (shown?.first, shown?.failure)
     }
 
@@ -185,11 +188,10 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     /// Cancels every job and releases every slot. Safe to call from any thread, the control queue included (an
     /// owner's deinit may run on whichever thread dropped the last reference).
     public func shutdown() {
-        let body = {
-            self.machine.shutdown()
-            self.performActions(publish: true)
+        control.sync {
+            machine.shutdown()
+            performActions(publish: true)
         }
-        if DispatchQueue.getSpecific(key: onControl) == true { body() } else { control.sync(execute: body) }
     }
 
     // MARK: - Control queue only

@@ -4,53 +4,178 @@ import Foundation
 import Glibc
 #endif
 
-/// One worker thread of the prefetch scheduler, with a CPU priority of its own for its whole life.
+/// One dedicated thread running blocks in order, with a CPU priority of its own for its whole life: the prefetch
+/// scheduler's worker lanes and its control queue.
 ///
 /// Dispatch's shared threads cannot carry a priority: a thread that ran a low-priority job would keep it for the
 /// next unrelated block (a priority can be lowered but not raised again without privileges). So each lane is a
 /// dedicated thread: background lanes run at nice 10, the lane kept for the item on screen at nice 0
 /// (``PrefetchRules/nice(ofLane:)``).
-final class WorkerLane: Sendable {
-    private let queue = Locked<(jobs: [@Sendable () -> Void], stopped: Bool)>(([], false))
-    private let wake = DispatchSemaphore(value: 0)
+///
+/// The control queue is a lane too, and offers ``asyncWithoutPreempting(_:)`` for a swipe's update: on a dispatch queue
+/// the woken worker took the swiping thread's core at once, and the swipe's answer waited 1–10 ms behind the update it
+/// had just queued (measured: one involuntary context switch inside `async` on every slow hit).
+final class WorkerLane: @unchecked Sendable {
+    // All guarded by `condition` (which is what makes the class `@unchecked Sendable`).
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+    private var head = 0
+    /// Set while a job, or a ``sync(_:)`` body run in place, executes: the lane's jobs never overlap with either.
+    private var busy = false
+    /// The thread executing while `busy`: the lane's own, or the caller of a ``sync(_:)`` run in place.
+    private var owner: pthread_t?
+    private var stopped = false
+    /// The kernel's id of the lane's thread, for changing its scheduling policy from another thread.
+    private var tid: pid_t = 0
 
     init(name: String, nice: Int32) {
         startThread(name: name, nice: nice)
     }
 
     private func startThread(name: String, nice: Int32) {
+        let started = DispatchSemaphore(value: 0)
         // The thread keeps the lane alive until ``stop()`` ends it.
         let thread = Thread { [self] in
             #if os(Linux)
             // On Linux, PRIO_PROCESS with 0 changes only the calling thread.
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice)
+            let tid = currentThreadID()
+            #else
+            let tid: pid_t = 0
             #endif
+            condition.lock()
+            self.tid = tid
+            started.signal()
             while true {
-                wake.wait()
-                let next: (@Sendable () -> Void)?? = queue.withLock { q in
-                    if q.stopped { return .some(nil) }
-                    return q.jobs.isEmpty ? nil : q.jobs.removeFirst()
-                }
-                switch next {
-                case .some(.some(let job)): job()
-                case .some(.none): return
-                case .none: continue
-                }
+                while !stopped && (busy || head == jobs.count) { condition.wait() }
+                if stopped { break }
+                let job = jobs[head]
+                head += 1
+                if head == jobs.count { jobs.removeAll(keepingCapacity: true); head = 0 }
+                busy = true
+                owner = pthread_self()
+                condition.unlock()
+                job()
+                condition.lock()
+                busy = false
+                owner = nil
             }
+            condition.unlock()
         }
         thread.name = name
         thread.start()
+        // `asyncWithoutPreempting` knows the thread's id from the first call on.
+        started.wait()
+    }
+
+    /// Whether the caller is the thread executing on this lane (its own thread running a job, or a ``sync(_:)``
+    /// caller running its body in place).
+    var isCurrent: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard let owner else { return false }
+        return pthread_equal(owner, pthread_self()) != 0
     }
 
     /// Runs `job` on this lane's thread after the jobs before it.
     func async(_ job: @escaping @Sendable () -> Void) {
-        queue.withLock { $0.jobs.append(job) }
-        wake.signal()
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Like ``async(_:)``, but waking the lane's thread does not take the caller's core from it: the thread is switched
+    /// to `SCHED_BATCH` (same nice level, same share of the CPU, no wake-up preemption) before it is woken and back to
+    /// `SCHED_OTHER` when `job` starts. It runs at once on an idle core, else when the caller next waits. For work a
+    /// latency-sensitive caller queues and must not wait behind (a swipe's update); best effort where the system
+    /// refuses the change.
+    func asyncWithoutPreempting(_ job: @escaping @Sendable () -> Void) {
+        #if os(Linux)
+        condition.lock()
+        let tid = self.tid
+        condition.unlock()
+        guard tid > 0 else { return async(job) }  // 0 would name the caller
+        var parameters = sched_param()
+        // SCHED_BATCH is 3 and SCHED_OTHER 0 in <sched.h>; Swift does not import the macros under their names here.
+        _ = sched_setscheduler(tid, 3, &parameters)
+        async {
+            var parameters = sched_param()
+            _ = sched_setscheduler(0, 0, &parameters)
+            job()
+        }
+        #else
+        async(job)
+        #endif
+    }
+
+    /// Runs `body` after the jobs before it, none overlapping it, and returns its result. Like a dispatch queue's
+    /// `sync`, it runs on the caller's thread when the lane is idle (no hand-over to wait for), else as a job on the
+    /// lane's thread; in place when called from whatever executes on the lane (so a job may call back into its
+    /// owner's synchronous API).
+    func sync<T>(_ body: () -> T) -> T {
+        let me = pthread_self()
+        condition.lock()
+        if let owner, pthread_equal(owner, me) != 0 {
+            condition.unlock()
+            return body()
+        }
+        if !busy && head == jobs.count && !stopped {
+            busy = true
+            owner = me
+            condition.unlock()
+            defer {
+                condition.lock()
+                busy = false
+                owner = nil
+                if head < jobs.count { condition.signal() }
+                condition.unlock()
+            }
+            return body()
+        }
+        condition.unlock()
+        return withoutActuallyEscaping(body) { body in
+            let call = SyncCall(body)
+            async { call.run() }
+            call.done.wait()
+            return call.result!
+        }
     }
 
     /// Ends the thread once its current job returns; queued jobs are dropped.
     func stop() {
-        queue.withLock { $0.stopped = true }
-        wake.signal()
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
     }
 }
+
+/// One ``WorkerLane/sync(_:)`` call: the caller waits on `done` while the lane's thread runs `body`, so the two never
+/// touch `body` or `result` at the same time (the semaphore orders them); that is what makes it `@unchecked Sendable`.
+/// `body` is let go before `done` is signalled, so it has not escaped when the caller's `withoutActuallyEscaping` ends.
+private final class SyncCall<T>: @unchecked Sendable {
+    private var body: (() -> T)?
+    var result: T?
+    let done = DispatchSemaphore(value: 0)
+
+    init(_ body: @escaping () -> T) { self.body = body }
+
+    func run() {
+        result = body?()
+        body = nil
+        done.signal()
+    }
+}
+
+#if os(Linux)
+/// The calling thread's kernel id (glibc's `gettid()`, which Swift does not import here), from `/proc/thread-self`,
+/// a link to `<pid>/task/<tid>`; 0 when it cannot be read.
+private func currentThreadID() -> pid_t {
+    var buffer = [CChar](repeating: 0, count: 64)
+    let count = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+    guard count > 0 else { return 0 }
+    let link = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return link.split(separator: "/").last.flatMap { pid_t($0) } ?? 0
+}
+#endif

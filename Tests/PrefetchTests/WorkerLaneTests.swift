@@ -1,0 +1,111 @@
+import EngineSupport
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import Prefetch
+import Testing
+
+/// The scheduler's lanes and control queue: order, `sync` like a dispatch queue's, and a swipe's wake-up that does not
+/// preempt the swiping thread.
+@Suite struct WorkerLaneTests {
+    /// Blocks the lane until `open()` so that work can be queued behind a running job.
+    final class Gate: Sendable {
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        func hold() {
+            entered.signal()
+            release.wait()
+        }
+        func open() { release.signal() }
+    }
+
+    @Test("jobs run in order, and a sync waits for the jobs queued before it")
+    func order() {
+        let lane = WorkerLane(name: "test.order", nice: 0)
+        defer { lane.stop() }
+        let log = Locked<[Int]>([])
+        let gate = Gate()
+        lane.async { gate.hold() }
+        gate.entered.wait()
+        for i in 0..<5 { lane.async { log.withLock { $0.append(i) } } }
+        lane.asyncWithoutPreempting { log.withLock { $0.append(5) } }
+        // Busy lane: the sync goes after the six queued jobs.
+        let opener = Thread { Thread.sleep(forTimeInterval: 0.05); gate.open() }
+        opener.start()
+        let seen = lane.sync { log.withLock { $0 } }
+        #expect(seen == [0, 1, 2, 3, 4, 5])
+    }
+
+    @Test("an idle lane's sync runs on the caller's thread, and a sync from inside the lane runs in place")
+    func syncInPlace() {
+        let lane = WorkerLane(name: "test.sync", nice: 0)
+        defer { lane.stop() }
+        let caller = pthread_self()
+        let ranOnCaller = lane.sync { pthread_equal(pthread_self(), caller) != 0 }
+        #expect(ranOnCaller)
+        // From a job on the lane's thread: a nested sync must not wait for the lane (itself).
+        let nested = DispatchSemaphore(value: 0)
+        let answer = Locked(0)
+        lane.async {
+            let inner = lane.sync { 42 }
+            answer.set(inner)
+            nested.signal()
+        }
+        #expect(nested.wait(timeout: .now() + 10) == .success)
+        #expect(answer.get() == 42)
+        // From inside a sync body run in place on the caller: nested again.
+        let twice = lane.sync { lane.sync { 7 } }
+        #expect(twice == 7)
+    }
+
+    @Test("a sync on an idle lane never overlaps a job queued while it runs")
+    func syncExcludesJobs() {
+        let lane = WorkerLane(name: "test.exclusion", nice: 0)
+        defer { lane.stop() }
+        let inside = Locked(false)
+        let overlapped = Locked(false)
+        let done = DispatchSemaphore(value: 0)
+        lane.sync {
+            inside.set(true)
+            lane.async {
+                if inside.get() { overlapped.set(true) }
+                done.signal()
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+            inside.set(false)
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(!overlapped.get())
+    }
+
+    #if os(Linux)
+    @Test("a swipe's wake-up: the lane is SCHED_BATCH while the job waits and SCHED_OTHER again when it runs")
+    func wakesWithoutPreempting() throws {
+        let lane = WorkerLane(name: "test.batch", nice: 0)
+        defer { lane.stop() }
+        let gate = Gate()
+        let tid = Locked<pid_t>(0)
+        lane.async {
+            tid.set(Self.threadID())
+            gate.hold()
+        }
+        gate.entered.wait()
+        let laneTID = tid.get()
+        try #require(laneTID > 0)
+        #expect(sched_getscheduler(laneTID) == 0, "a lane runs SCHED_OTHER")
+        let policyInJob = Locked<Int32>(-1)
+        lane.asyncWithoutPreempting { policyInJob.set(sched_getscheduler(0)) }
+        #expect(sched_getscheduler(laneTID) == 3, "SCHED_BATCH while the queued job waits: waking it preempts no one")
+        #expect(sched_getscheduler(0) == 0, "the caller's own policy is untouched")
+        gate.open()
+        lane.sync {}
+        #expect(policyInJob.get() == 0, "the job itself runs SCHED_OTHER")
+    }
+
+    static func threadID() -> pid_t {
+        let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+        return link.split(separator: "/").last.flatMap { pid_t($0) } ?? 0
+    }
+    #endif
+}
