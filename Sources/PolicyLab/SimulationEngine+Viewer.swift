@@ -124,7 +124,11 @@ extension SimulationEngine {
         let frameSeconds = table.frameSeconds[current]
         let frameDuration = table.frameDuration[current], frameBytes = table.frameBytes[current]
         guard frameSeconds < frameDuration, machine.isIdle else { return }
-        for v in machine.slots.indices where machine.needsWork(at: v) { return }
+        // Nothing is queued or running, and the period's events (playback taking a frame, the refill's job) schedule
+        // only the current item: a slot that needs frames would be queued, so none may; one that only needs its
+        // decoder positioned and is not queued (a slot whose frames the budget evicted waits for the next swipe)
+        // stays as it is through the periods, as it would step by step.
+        for v in machine.slots.indices where machine.needsFrames(at: v) { return }
         // Taking one frame must make the slot need exactly the one frame that refills it.
         let short = table.seconds(machine.slots[p].bufferedFrames - 1, of: current)
         guard short < target else { return }
@@ -143,7 +147,9 @@ extension SimulationEngine {
         var elapsed = self.elapsed
         var now = self.now
         while position >= 1, position + 1 < perLoop, position + 1 <= downloadedFrames {
-            let nextTick = origin + elapsed + frameDuration
+            // Summed as `playbackTick` sums it (elapsed first): `origin + elapsed + frameDuration` can round below a
+            // swipe at the very time the step-by-step tick lands on.
+            let nextTick = origin + (elapsed + frameDuration)
             guard nextTick < limit, now + frameSeconds < limit else { break }
             // The period, as the step-by-step path would count it.
             periods += 1

@@ -28,6 +28,19 @@ import Testing
         }
     }
 
+    /// A long session of a policy whose neighbours' decoders the budget keeps evicting: steady playback is skipped
+    /// with such slots waiting (they are not queued, so nothing changes for them), and a skipped tick must land
+    /// exactly where the step-by-step tick does, even when a swipe falls on the same instant.
+    @Test("skipping steady playback changes no number over a long staged session")
+    func fastForwardIsExactLong() throws {
+        let scenario = Scenario.generated(model: .mixed, swipes: 2000, seed: 7)
+        var simulator = try PolicySimulator(scenario: scenario)
+        let skipped = simulator.run(StagedPolicy())
+        simulator.skipsSteadyPlayback = false
+        let stepped = simulator.run(StagedPolicy())
+        #expect(skipped == stepped)
+    }
+
     @Test("the same session with a slow network is deterministic and slower")
     func network() throws {
         var scenario = Scenario.generated(model: .mixed, swipes: 60, seed: 5)
