@@ -53,7 +53,9 @@ public struct JobKey: Hashable, Sendable, CustomStringConvertible {
 /// and no request waits — it is dropped from the queue, or cancelled through its ``CancellationToken`` if it runs.
 ///
 /// A failed job's error is remembered for ``failureMemory`` seconds and given to whoever asks again in that time, so a
-/// broken item is not decoded again on every swipe.
+/// broken item is not decoded again on every swipe. After that it is forgotten (a failure may be passing: a job's
+/// time limit on a busy machine, a remote source that did not answer), and every failure past its memory is dropped
+/// when the next one is remembered, so the pool holds at most the failures of the last ``failureMemory`` seconds.
 ///
 /// Thread-safe: all state is under `state`'s lock; workers are dedicated threads.
 public final class WorkPool: Sendable {
@@ -83,6 +85,8 @@ public final class WorkPool: Sendable {
     public let failureMemory: Double
     /// The nice value of the worker threads (0: as the process).
     public let niceness: Int32
+
+    private let now: @Sendable () -> Double
 
     private let perform: @Sendable (JobKey, CancellationToken) throws -> Void
     private let report: @Sendable (JobKey, Outcome) -> Void
@@ -117,14 +121,17 @@ public final class WorkPool: Sendable {
     }
 
     /// A pool of `workers` threads running `perform` (which makes a job's artifact and stores it, throwing on
-    /// failure or cancellation) and telling `report` how each ended.
+    /// failure or cancellation) and telling `report` how each ended. `now` is the clock failures are remembered by,
+    /// in seconds (the wall clock unless a test says otherwise).
     public init(workers: Int, prefetchWorkers: Int? = nil, failureMemory: Double = 30, niceness: Int32 = 10,
+                now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
                 perform: @escaping @Sendable (JobKey, CancellationToken) throws -> Void,
                 report: @escaping @Sendable (JobKey, Outcome) -> Void = { _, _ in }) {
         self.workers = max(1, workers)
         self.prefetchWorkers = max(1, min(self.workers, prefetchWorkers ?? (self.workers > 1 ? self.workers - 1 : 1)))
         self.failureMemory = failureMemory
         self.niceness = niceness
+        self.now = now
         self.perform = perform
         self.report = report
         let niceness = self.niceness
@@ -151,9 +158,7 @@ public final class WorkPool: Sendable {
                 let immediate: Result<Void, any Error>? = state.withLock { s in
                     if Task.isCancelled { return .failure(Cancelled()) }
                     if s.stopped { return .failure(Cancelled()) }
-                    if let failure = s.failures[key], Date().timeIntervalSince1970 - failure.time < failureMemory {
-                        return .failure(failure.error)
-                    }
+                    if let error = remembered(key, in: s, at: now()) { return .failure(error) }
                     let job = job(for: key, in: &s)
                     job.waiters[id] = continuation
                     return nil
@@ -174,11 +179,11 @@ public final class WorkPool: Sendable {
     /// wants, and that nobody else wants, are dropped or cancelled. Remembered failures are not queued again.
     public func want(viewer: Int, _ wants: [JobKey: Int]) {
         let woke = state.withLock { s -> Bool in
-            let now = Date().timeIntervalSince1970
+            let time = now()
             let previous = s.interest[viewer] ?? []
             var kept = Set<JobKey>()
             for (key, priority) in wants {
-                if let failure = s.failures[key], now - failure.time < failureMemory { continue }
+                if remembered(key, in: s, at: time) != nil { continue }
                 let job = job(for: key, in: &s)
                 job.interest[viewer] = priority
                 kept.insert(key)
@@ -198,10 +203,7 @@ public final class WorkPool: Sendable {
     public func state(of key: JobKey) -> JobState? {
         state.withLock { s in
             if let job = s.jobs[key] { return job.running ? .working : .queued }
-            if let failure = s.failures[key], Date().timeIntervalSince1970 - failure.time < failureMemory {
-                return .failed
-            }
-            return nil
+            return remembered(key, in: s, at: now()) == nil ? nil : .failed
         }
     }
 
@@ -209,6 +211,8 @@ public final class WorkPool: Sendable {
     public var queueDepth: Int { state.withLock { s in s.jobs.values.count(where: { !$0.running }) } }
     /// Jobs being made.
     public var runningCount: Int { state.withLock { $0.running } }
+    /// Failures held (remembered ones, and ones past their memory not yet dropped).
+    var failuresHeld: Int { state.withLock { $0.failures.count } }
 
     /// Stops the workers after their current jobs; queued jobs' waiters get ``Cancelled``.
     public func shutdown() {
@@ -230,6 +234,18 @@ public final class WorkPool: Sendable {
     }
 
     // MARK: - Internals (called with the lock held unless said otherwise)
+
+    /// The error of `key`'s failure if it is remembered at `time`.
+    private func remembered(_ key: JobKey, in s: State, at time: Double) -> (any Error)? {
+        guard let failure = s.failures[key], time - failure.time < failureMemory else { return nil }
+        return failure.error
+    }
+
+    /// Remembers `key`'s failure at `time`, dropping every failure past its memory.
+    private func remember(_ error: any Error, of key: JobKey, in s: inout State, at time: Double) {
+        s.failures = s.failures.filter { time - $0.value.time < failureMemory }
+        s.failures[key] = (error, time)
+    }
 
     private func job(for key: JobKey, in s: inout State) -> Job {
         if let job = s.jobs[key] { return job }
@@ -295,9 +311,7 @@ public final class WorkPool: Sendable {
                 s.running -= 1
                 if prefetch { s.runningPrefetch -= 1 }
                 s.jobs[job.key] = nil
-                if case .failed(let error) = outcome {
-                    s.failures[job.key] = (error, Date().timeIntervalSince1970)
-                }
+                if case .failed(let error) = outcome { remember(error, of: job.key, in: &s, at: now()) }
                 let all = Array(job.waiters.values)
                 job.waiters = [:]
                 return all

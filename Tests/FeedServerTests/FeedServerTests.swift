@@ -178,6 +178,32 @@ import Transcoding
         #expect(try await server.get("/healthz").text == "ok\n")
     }
 
+    /// The engine keeps a source path and a manifest per current item version only: a replaced source's old version
+    /// is forgotten, so the maps do not grow by one entry per upload.
+    @Test func aRetiredVersionsManifestAndSourceAreForgotten() async throws {
+        let root = try ServeFeeds.folder([Self.files[0]])
+        let engine = try ServeEngine(feed: Feed(loader: ServeFeeds.loader(root)),
+                                     configuration: .init(cache: try TestFixtures.temporaryFolder("serve-retire")))
+        defer { engine.shutdown() }
+        let first = try #require(try await engine.catalog.entry(at: 0))
+        _ = try await engine.manifest(for: first)
+        #expect(engine.itemsHeld.sources == 1 && engine.itemsHeld.manifests == 1)
+        // The source is replaced twice: each time the next listing names a new version and retires the old one.
+        for replacement in [TestFixtures.transcode("long_gop_b.mp4"), Self.files[1]] {
+            let path = root.appendingPathComponent("00-h264_portrait.mp4").path
+            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.copyItem(atPath: replacement, toPath: path)
+            let entry = try #require(try await engine.catalog.entry(at: 0))
+            _ = try await engine.manifest(for: entry)
+            #expect(engine.itemsHeld.sources == 1 && engine.itemsHeld.manifests == 1)
+            #expect(engine.knownManifest(first.folder) == nil)
+        }
+        guard case .retired = await engine.catalog.lookup(folder: first.folder) else {
+            Issue.record("the first version is not retired")
+            return
+        }
+    }
+
     @Test func hostileUploadsAreRefusedAsInTheBatch() async throws {
         // A playlist that names a local file, uploaded as .mp4, and random bytes.
         let root = try TestFixtures.temporaryFolder("serve-hostile")

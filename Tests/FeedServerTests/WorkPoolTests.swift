@@ -123,6 +123,26 @@ import Testing
         #expect(pool.state(of: key("broken")) == .failed)
     }
 
+    @Test func failuresPastTheirMemoryAreDroppedWhenTheNextIsRemembered() async throws {
+        let recorder = Recorder(blocks: false)
+        let clock = Locked(1000.0)
+        let pool = WorkPool(workers: 1, failureMemory: 30, now: { clock.get() }, perform: recorder.perform)
+        defer { pool.shutdown() }
+        // GIVEN five broken items failing at t=1000 and one at t=1020
+        for n in 0..<5 { await #expect(throws: MediaError.self) { try await pool.wait(key("broken-\(n)")) } }
+        clock.set(1020)
+        await #expect(throws: MediaError.self) { try await pool.wait(key("broken-5")) }
+        #expect(pool.failuresHeld == 6)
+        // WHEN another fails at t=1031, past the first five's memory
+        clock.set(1031)
+        await #expect(throws: MediaError.self) { try await pool.wait(key("broken-6")) }
+        // THEN only the failures of the last 30 s are held, and a forgotten item is tried again
+        #expect(pool.failuresHeld == 2)
+        #expect(pool.state(of: key("broken-5")) == .failed && pool.state(of: key("broken-0")) == nil)
+        await #expect(throws: MediaError.self) { try await pool.wait(key("broken-0")) }
+        #expect(recorder.started.get().count == 8)
+    }
+
     @Test func cacheEvictsLeastRecentlyUsedAndWritesWhole() throws {
         let root = try TestFixtures.temporaryFolder("serve-lru")
         let cache = try MediaCache(root: root, limit: 10_000)
