@@ -159,15 +159,32 @@ public final class ServeEngine: Sendable {
     /// How many folders the engine keeps a source path and a manifest for.
     var itemsHeld: (sources: Int, manifests: Int) { items.withLock { ($0.sources.count, $0.manifests.count) } }
 
-    /// The bytes of `file` of the item in `folder` (a path under the batch layout), made now if needed.
-    /// - Throws: ``Failure``.
-    func bytes(folder: String, file: String) async throws -> [UInt8] {
-        let entry: ServedCatalog.Entry
+    /// The listed entry of `folder`, its local source checked again (a source that changed or disappeared retires
+    /// the folder).
+    /// - Throws: ``Failure/gone(_:)`` for a retired folder, ``Failure/notFound(_:)`` for one never listed.
+    private func current(_ folder: String) async throws -> ServedCatalog.Entry {
         switch await catalog.lookup(folder: folder) {
-        case .current(let e): entry = e
+        case .current(let entry): return entry
         case .retired: throw Failure.gone("\(folder): the item changed or was removed")
         case .unknown: throw Failure.notFound(folder)
         }
+    }
+
+    /// The bytes of `file` of the item in `folder` when they are in the cache, found without any work; nil when the
+    /// file is not cached or the item's manifest is not in memory (then ``bytes(folder:file:)`` answers). The item's
+    /// source is checked as for ``bytes(folder:file:)``, and the file must be one the item has.
+    /// - Throws: ``Failure``.
+    func cachedBytes(folder: String, file: String) async throws -> [UInt8]? {
+        let entry = try await current(folder)
+        guard let manifest = knownManifest(entry.folder) else { return nil }
+        guard artifact(for: file, manifest: manifest) != nil else { throw Failure.notFound("\(folder)/\(file)") }
+        return cache.read(folder + "/" + file)
+    }
+
+    /// The bytes of `file` of the item in `folder` (a path under the batch layout), made now if needed.
+    /// - Throws: ``Failure``.
+    func bytes(folder: String, file: String) async throws -> [UInt8] {
+        let entry = try await current(folder)
         let manifest = try await manifest(for: entry)
         guard let artifact = artifact(for: file, manifest: manifest) else { throw Failure.notFound("\(folder)/\(file)") }
         let key = folder + "/" + file
