@@ -47,6 +47,8 @@ import threading
 import time
 import urllib.parse
 
+import serve_metrics
+
 MEDIA_KINDS = ("init", "segment")
 
 
@@ -575,31 +577,6 @@ def read_status(pid):
     return values
 
 
-def metrics(base_url):
-    """The server's Prometheus counters as {name{labels}: value}; {} when unavailable."""
-    try:
-        url = urllib.parse.urlsplit(base_url)
-        conn = http.client.HTTPConnection(url.hostname, url.port or 80, timeout=10)
-        conn.request("GET", url.path.rstrip("/") + "/metrics")
-        response = conn.getresponse()
-        text = response.read().decode()
-        conn.close()
-        if response.status != 200:
-            return {}
-    except (OSError, http.client.HTTPException):
-        return {}
-    values = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        name, _, value = line.rpartition(" ")
-        try:
-            values[name] = float(value)
-        except ValueError:
-            pass
-    return values
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -642,7 +619,7 @@ def main():
 
     results = Results()
     batch = BatchFiles(args.batch)
-    before = metrics(args.base_url)
+    before = serve_metrics.fetch(args.base_url)
     rss = {"peak": 0, "samples": 0, "hwm": None, "first": None, "series": []}
     done = threading.Event()
 
@@ -680,7 +657,7 @@ def main():
         values = read_status(args.pid) or {}
         rss["hwm"] = values.get("VmHWM")
         rss["peak"] = max(rss["peak"], values.get("VmRSS", 0))
-    after = metrics(args.base_url)
+    after = serve_metrics.fetch(args.base_url)
     alive = bool(after) and (not args.pid or read_status(args.pid) is not None)
 
     # Summary ------------------------------------------------------------------------------------------------------

@@ -44,6 +44,8 @@ import sys
 import time
 import urllib.parse
 
+import serve_metrics
+
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
 INIT_SCRIPT = r"""
@@ -113,24 +115,6 @@ def http_get(base_url, path):
         return response.status, response.read()
     finally:
         conn.close()
-
-
-def metrics(base_url):
-    try:
-        status, body = http_get(base_url, "/metrics")
-    except (OSError, http.client.HTTPException):
-        return {}
-    if status != 200:
-        return {}
-    values = {}
-    for line in body.decode().splitlines():
-        if line and not line.startswith("#"):
-            name, _, value = line.rpartition(" ")
-            try:
-                values[name] = float(value)
-            except ValueError:
-                pass
-    return values
 
 
 def prefetch_delta(before, after):
@@ -262,7 +246,7 @@ class Bench:
     def neighbours(self):
         args = self.args
         total = feed_total(args.base_url)
-        before = metrics(args.base_url)
+        before = serve_metrics.fetch(args.base_url, timeout=60)
         context, page, console, state, first = self.open(args.base_url)
         rng = random.Random(f"{args.seed}/neighbours")
         index = state["index"] if isinstance(state.get("index"), int) else 0
@@ -305,7 +289,7 @@ class Bench:
         time.sleep(1.0)
         self.alive(args.base_url, f"at the end of the {len(rows)} swipes")
         self.attach_hits(page, rows, ("key",))
-        after = metrics(args.base_url)
+        after = serve_metrics.fetch(args.base_url, timeout=60)
         context.close()
         return rows, prefetch_delta(before, after), console
 
@@ -328,7 +312,7 @@ class Bench:
             self.listing_warmed_s = round(time.monotonic() - started, 1)
             print(f"cold series: listed all {total} items ({pages} pages of 50) in {self.listing_warmed_s} s "
                   "before the series", file=sys.stderr)
-        before = metrics(url)
+        before = serve_metrics.fetch(url, timeout=60)
         context, page, console, state, first = self.open(url)
         rng = random.Random(f"{args.seed}/cold")
         index = state["index"] if isinstance(state.get("index"), int) else 0
@@ -367,7 +351,7 @@ class Bench:
         time.sleep(1.0)
         self.alive(url, f"at the end of the {len(rows)} jumps")
         self.attach_hits(page, rows, ("hash",))
-        after = metrics(url)
+        after = serve_metrics.fetch(url, timeout=60)
         context.close()
         return rows, prefetch_delta(before, after), console
 

@@ -195,15 +195,21 @@ public struct FeedServer: Sendable {
         if found == nil { found = await Self.split(parts) { await catalog.resolve(folder: $0) } }
         guard let (folder, file) = found else { return plain(.notFound, "not found\n") }
         let engine = self.engine, name = file
-        // The work is cancelled when the client goes away (a viewer that swiped on, a closed tab).
-        // (The channel's closeFuture is not used for this: a callback on it would keep the task, and the bytes it
-        // returned, until the connection closes — every response of a kept-alive connection.)
-        let work = Task { @Sendable in try await engine.bytes(folder: folder, file: name) }
-        let watch = HangUpWatch.start(context.channel) { work.cancel() }
-        defer { watch.cancel() }
         let bytes: [UInt8]
         do {
-            bytes = try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
+            if let cached = try await engine.cachedBytes(folder: folder, file: name) {
+                // Cached (the source checked): nothing to wait for, so no work task and no hang-up watch.
+                bytes = cached
+            } else {
+                // The work is cancelled when the client goes away (a viewer that swiped on, a closed tab).
+                // (The channel's closeFuture is not used for this: a callback on it would keep the task, and the
+                // bytes it returned, until the connection closes — every response of a kept-alive connection.)
+                engine.metrics.mediaWaits.increment()
+                let work = Task { @Sendable in try await engine.bytes(folder: folder, file: name) }
+                let watch = HangUpWatch.start(context.channel) { work.cancel() }
+                defer { watch.cancel() }
+                bytes = try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
+            }
         } catch is CancellationError {
             // The client hung up (or the server is stopping): nobody reads this answer.
             return plain(.serviceUnavailable, "cancelled\n")

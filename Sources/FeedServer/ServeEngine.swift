@@ -86,9 +86,21 @@ public final class ServeEngine: Sendable {
     public let metrics: ServeMetrics
     let catalog: ServedCatalog
     let pool: WorkPool
-    /// Source paths by folder, for the workers; manifests by folder.
-    private let sources = Locked<[String: String]>([:])
-    private let manifests = Locked<[String: ItemManifest]>([:])
+    /// What the engine keeps per listed item version, by folder: only for the catalog's current versions.
+    private let items = Locked(Items())
+
+    /// Source paths (for the workers) and manifests, by folder. A retired folder's entries are dropped, and a
+    /// manifest is only kept for a folder whose source is known, so both hold at most one entry per current item
+    /// version however often sources change.
+    struct Items {
+        var sources: [String: String] = [:]
+        var manifests: [String: ItemManifest] = [:]
+
+        /// Keeps `manifest` for `folder` unless the folder was retired meanwhile.
+        mutating func keep(_ manifest: ItemManifest, for folder: String) {
+            if sources[folder] != nil { manifests[folder] = manifest }
+        }
+    }
 
     /// An engine serving `feed`.
     /// - Throws: when the cache folder cannot be created.
@@ -97,10 +109,12 @@ public final class ServeEngine: Sendable {
         self.metrics = metrics
         let cache = try MediaCache(root: configuration.cache, limit: configuration.cacheLimit)
         self.cache = cache
-        let sources = self.sources
-        catalog = ServedCatalog(feed: feed, settings: configuration.settings) { entry in
-            sources.withLock { $0[entry.folder] = entry.path }
-        }
+        let items = self.items
+        catalog = ServedCatalog(feed: feed, settings: configuration.settings, onEntry: { entry in
+            items.withLock { $0.sources[entry.folder] = entry.path }
+        }, onRetire: { folder in
+            items.withLock { $0.sources[folder] = nil; $0.manifests[folder] = nil }
+        })
         // The pool's perform closure needs the engine; it reaches it through a weak reference filled right after
         // (a strong one would be a cycle: engine → pool → closure → engine, and the engine would never be freed).
         let box = Locked(WeakEngine())
@@ -126,31 +140,51 @@ public final class ServeEngine: Sendable {
     /// The manifest of `entry`, made (as the most urgent work) when neither memory nor the cache has it.
     /// - Throws: ``Failure/failed(_:)`` naming the item when it cannot be opened or planned.
     func manifest(for entry: ServedCatalog.Entry) async throws -> ItemManifest {
-        if let known = manifests.withLock({ $0[entry.folder] }) { return known }
+        if let known = knownManifest(entry.folder) { return known }
         if let bytes = cache.read(entry.folder + "/manifest.json"),
            let manifest = try? JSONDecoder().decode(ItemManifest.self, from: Data(bytes)) {
-            manifests.withLock { $0[entry.folder] = manifest }
+            items.withLock { $0.keep(manifest, for: entry.folder) }
             return manifest
         }
         try await waitFor(JobKey(folder: entry.folder, artifact: .manifest))
-        guard let manifest = manifests.withLock({ $0[entry.folder] }) else {
+        guard let manifest = knownManifest(entry.folder) else {
             throw Failure.failed("\(entry.item.publicID): manifest not made")
         }
         return manifest
     }
 
     /// The manifest of `folder` if it is known without work.
-    func knownManifest(_ folder: String) -> ItemManifest? { manifests.withLock { $0[folder] } }
+    func knownManifest(_ folder: String) -> ItemManifest? { items.withLock { $0.manifests[folder] } }
+
+    /// How many folders the engine keeps a source path and a manifest for.
+    var itemsHeld: (sources: Int, manifests: Int) { items.withLock { ($0.sources.count, $0.manifests.count) } }
+
+    /// The listed entry of `folder`, its local source checked again (a source that changed or disappeared retires
+    /// the folder).
+    /// - Throws: ``Failure/gone(_:)`` for a retired folder, ``Failure/notFound(_:)`` for one never listed.
+    private func current(_ folder: String) async throws -> ServedCatalog.Entry {
+        switch await catalog.lookup(folder: folder) {
+        case .current(let entry): return entry
+        case .retired: throw Failure.gone("\(folder): the item changed or was removed")
+        case .unknown: throw Failure.notFound(folder)
+        }
+    }
+
+    /// The bytes of `file` of the item in `folder` when they are in the cache, found without any work; nil when the
+    /// file is not cached or the item's manifest is not in memory (then ``bytes(folder:file:)`` answers). The item's
+    /// source is checked as for ``bytes(folder:file:)``, and the file must be one the item has.
+    /// - Throws: ``Failure``.
+    func cachedBytes(folder: String, file: String) async throws -> [UInt8]? {
+        let entry = try await current(folder)
+        guard let manifest = knownManifest(entry.folder) else { return nil }
+        guard artifact(for: file, manifest: manifest) != nil else { throw Failure.notFound("\(folder)/\(file)") }
+        return cache.read(folder + "/" + file)
+    }
 
     /// The bytes of `file` of the item in `folder` (a path under the batch layout), made now if needed.
     /// - Throws: ``Failure``.
     func bytes(folder: String, file: String) async throws -> [UInt8] {
-        let entry: ServedCatalog.Entry
-        switch await catalog.lookup(folder: folder) {
-        case .current(let e): entry = e
-        case .retired: throw Failure.gone("\(folder): the item changed or was removed")
-        case .unknown: throw Failure.notFound(folder)
-        }
+        let entry = try await current(folder)
         let manifest = try await manifest(for: entry)
         guard let artifact = artifact(for: file, manifest: manifest) else { throw Failure.notFound("\(folder)/\(file)") }
         let key = folder + "/" + file
@@ -222,7 +256,7 @@ public final class ServeEngine: Sendable {
 
     /// Makes `key`'s artifact and stores it in the cache.
     func make(_ key: JobKey, token: CancellationToken) throws {
-        guard let path = sources.withLock({ $0[key.folder] }) else { throw Failure.notFound(key.folder) }
+        guard let path = items.withLock({ $0.sources[key.folder] }) else { throw Failure.notFound(key.folder) }
         var options = configuration.openOptions
         options.itemTimeLimit = configuration.jobTimeLimit
         let folder = key.folder
@@ -257,7 +291,7 @@ public final class ServeEngine: Sendable {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             try cache.write(folder + "/manifest.json", Array(try encoder.encode(manifest)))
-            manifests.withLock { $0[folder] = manifest }
+            items.withLock { $0.keep(manifest, for: folder) }
         case .initialization(let r):
             let made = try transcoder.initializationSegment(rendition: r)
             try cache.write("\(folder)/\(plan.renditions[r].name)/init.mp4", made.bytes)

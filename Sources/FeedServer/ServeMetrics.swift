@@ -18,6 +18,9 @@ public final class ServeMetrics: Sendable {
     let filesServed: Counter
     /// Segments served.
     let segmentsServed: Counter
+    /// Media requests that waited for work (a job, or the engine's checks off the request's task), not answered from
+    /// the cache at once.
+    let mediaWaits: Counter
     /// Jobs cancelled or dropped because nobody wanted them any more.
     let jobsCancelled: Counter
     /// Jobs that failed.
@@ -42,6 +45,7 @@ public final class ServeMetrics: Sendable {
         otherJobsMade = registry.makeCounter(descriptor: Self.name("videofeed_other_jobs_total", help: "Manifests, posters, initialisation segments and full runs made"))
         filesServed = registry.makeCounter(descriptor: Self.name("videofeed_files_served_total", help: "Media files served"))
         segmentsServed = registry.makeCounter(descriptor: Self.name("videofeed_segments_served_total", help: "Media segments served"))
+        mediaWaits = registry.makeCounter(descriptor: Self.name("videofeed_media_waits_total", help: "Media requests not answered from the cache at once"))
         jobsCancelled = registry.makeCounter(descriptor: Self.name("videofeed_jobs_cancelled_total", help: "Jobs dropped or cancelled because nobody wanted them"))
         jobsFailed = registry.makeCounter(descriptor: Self.name("videofeed_jobs_failed_total", help: "Jobs that failed"))
         segmentSeconds = registry.makeCounter(descriptor: Self.name(

@@ -37,11 +37,15 @@ actor ServedCatalog {
     private var retired: Set<String> = []
     /// Called with each new or changed entry (the engine learns where a folder's source is).
     private let onEntry: @Sendable (Entry) -> Void
+    /// Called with each folder retired (the engine forgets what it kept for it).
+    private let onRetire: @Sendable (String) -> Void
 
-    init(feed: Feed, settings: TranscodeSettings, onEntry: @escaping @Sendable (Entry) -> Void) {
+    init(feed: Feed, settings: TranscodeSettings, onEntry: @escaping @Sendable (Entry) -> Void,
+         onRetire: @escaping @Sendable (String) -> Void = { _ in }) {
         self.feed = feed
         self.settings = settings
         self.onEntry = onEntry
+        self.onRetire = onRetire
     }
 
     /// The number of items when the listing's end is known.
@@ -76,7 +80,7 @@ actor ServedCatalog {
                           path: item.source.isFileURL ? item.source.path : item.source.absoluteString, stamp: stamp)
         if let old = entries[index], old.folder != folder {
             byFolder[old.folder] = nil
-            retired.insert(old.folder)
+            retire(old.folder)
         }
         entries[index] = entry
         byFolder[folder] = index
@@ -94,10 +98,16 @@ actor ServedCatalog {
         if entry.item.source.isFileURL, SourceStamp(item: entry.item) != entry.stamp {
             byFolder[folder] = nil
             entries[index] = nil
-            retired.insert(folder)
+            retire(folder)
             return .retired
         }
         return .current(entry)
+    }
+
+    /// Marks `folder` as an earlier version (its URLs answer 410) and tells the engine.
+    private func retire(_ folder: String) {
+        retired.insert(folder)
+        onRetire(folder)
     }
 
     /// Whether `folder` is listed now or was once: the one lookup that request paths are matched against.

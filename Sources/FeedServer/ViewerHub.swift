@@ -59,6 +59,7 @@ public final class ViewerHub: Sendable {
     /// Forgets `viewer` and every piece of work only it wanted.
     public func disconnect(_ viewer: Int) {
         viewers.withLock { $0[viewer] = nil }
+        engine.pool.focus(viewer: viewer, on: nil)
         engine.pool.want(viewer: viewer, [:])
         engine.metrics.viewers.set(Double(viewers.withLock { $0.count }))
     }
@@ -101,7 +102,10 @@ public final class ViewerHub: Sendable {
         guard let seen, index >= 0 else { return Answer(hit: nil, window: []) }
         let catalog = engine.catalog
         var hit: Bool? = nil
-        if seen.moved, let entry = try? await catalog.entry(at: index) {
+        // The viewer waits for this item's files: its requests run before those for other items.
+        let current = try? await catalog.entry(at: index)
+        engine.pool.focus(viewer: viewer, on: current?.folder)
+        if seen.moved, let entry = current {
             hit = firstSegmentKey(entry.folder, for: seen.viewer).map(engine.cache.contains) ?? false
             if hit == true { engine.metrics.prefetchHits.increment() } else { engine.metrics.prefetchMisses.increment() }
         }

@@ -52,8 +52,15 @@ public struct JobKey: Hashable, Sendable, CustomStringConvertible {
 /// screen never waits behind a full house of neighbours' work. When a job is no longer wanted — its viewers moved on
 /// and no request waits — it is dropped from the queue, or cancelled through its ``CancellationToken`` if it runs.
 ///
+/// Among requests, those for an item a viewer has on screen (``focus(viewer:on:)``) run first — on a cold jump the
+/// page asks for the target and its neighbours at once, and the viewer waits for the target — then the others in
+/// the order they came. A request for another item is passed over by at most ``focusBurst`` focused ones in a row,
+/// so a stream of on-screen work cannot starve it.
+///
 /// A failed job's error is remembered for ``failureMemory`` seconds and given to whoever asks again in that time, so a
-/// broken item is not decoded again on every swipe.
+/// broken item is not decoded again on every swipe. After that it is forgotten (a failure may be passing: a job's
+/// time limit on a busy machine, a remote source that did not answer), and every failure past its memory is dropped
+/// when the next one is remembered, so the pool holds at most the failures of the last ``failureMemory`` seconds.
 ///
 /// Thread-safe: all state is under `state`'s lock; workers are dedicated threads.
 public final class WorkPool: Sendable {
@@ -83,6 +90,10 @@ public final class WorkPool: Sendable {
     public let failureMemory: Double
     /// The nice value of the worker threads (0: as the process).
     public let niceness: Int32
+    /// How many requests for on-screen items may run in a row ahead of an older request for another item.
+    public let focusBurst: Int
+
+    private let now: @Sendable () -> Double
 
     private let perform: @Sendable (JobKey, CancellationToken) throws -> Void
     private let report: @Sendable (JobKey, Outcome) -> Void
@@ -114,17 +125,27 @@ public final class WorkPool: Sendable {
         var runningPrefetch = 0
         var running = 0
         var stopped = false
+        /// The folder of each viewer's on-screen item, and how many viewers have each folder on screen.
+        var focus: [Int: String] = [:]
+        var focused: [String: Int] = [:]
+        /// Requests for on-screen items run in a row while a request for another item was queued.
+        var passedOver = 0
     }
 
     /// A pool of `workers` threads running `perform` (which makes a job's artifact and stores it, throwing on
-    /// failure or cancellation) and telling `report` how each ended.
+    /// failure or cancellation) and telling `report` how each ended. `now` is the clock failures are remembered by,
+    /// in seconds (the wall clock unless a test says otherwise).
     public init(workers: Int, prefetchWorkers: Int? = nil, failureMemory: Double = 30, niceness: Int32 = 10,
+                focusBurst: Int = 3,
+                now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
                 perform: @escaping @Sendable (JobKey, CancellationToken) throws -> Void,
                 report: @escaping @Sendable (JobKey, Outcome) -> Void = { _, _ in }) {
         self.workers = max(1, workers)
         self.prefetchWorkers = max(1, min(self.workers, prefetchWorkers ?? (self.workers > 1 ? self.workers - 1 : 1)))
         self.failureMemory = failureMemory
         self.niceness = niceness
+        self.focusBurst = max(1, focusBurst)
+        self.now = now
         self.perform = perform
         self.report = report
         let niceness = self.niceness
@@ -151,9 +172,7 @@ public final class WorkPool: Sendable {
                 let immediate: Result<Void, any Error>? = state.withLock { s in
                     if Task.isCancelled { return .failure(Cancelled()) }
                     if s.stopped { return .failure(Cancelled()) }
-                    if let failure = s.failures[key], Date().timeIntervalSince1970 - failure.time < failureMemory {
-                        return .failure(failure.error)
-                    }
+                    if let error = remembered(key, in: s, at: now()) { return .failure(error) }
                     let job = job(for: key, in: &s)
                     job.waiters[id] = continuation
                     return nil
@@ -174,11 +193,11 @@ public final class WorkPool: Sendable {
     /// wants, and that nobody else wants, are dropped or cancelled. Remembered failures are not queued again.
     public func want(viewer: Int, _ wants: [JobKey: Int]) {
         let woke = state.withLock { s -> Bool in
-            let now = Date().timeIntervalSince1970
+            let time = now()
             let previous = s.interest[viewer] ?? []
             var kept = Set<JobKey>()
             for (key, priority) in wants {
-                if let failure = s.failures[key], now - failure.time < failureMemory { continue }
+                if remembered(key, in: s, at: time) != nil { continue }
                 let job = job(for: key, in: &s)
                 job.interest[viewer] = priority
                 kept.insert(key)
@@ -194,14 +213,25 @@ public final class WorkPool: Sendable {
         if woke { for _ in 0..<workers { wake.signal() } }
     }
 
+    /// Says which item viewer `viewer` has on screen: the folder of its current item (as in ``JobKey/folder``), or
+    /// nil when it has none (it left). Requests for the files of an item some viewer has on screen run before other
+    /// requests.
+    public func focus(viewer: Int, on folder: String?) {
+        state.withLock { s in
+            if let old = s.focus[viewer] {
+                let count = (s.focused[old] ?? 1) - 1
+                s.focused[old] = count > 0 ? count : nil
+            }
+            s.focus[viewer] = folder
+            if let folder { s.focused[folder, default: 0] += 1 }
+        }
+    }
+
     /// Where `key` stands: queued, being made, or failed recently; nil when no job exists (made, or never asked).
     public func state(of key: JobKey) -> JobState? {
         state.withLock { s in
             if let job = s.jobs[key] { return job.running ? .working : .queued }
-            if let failure = s.failures[key], Date().timeIntervalSince1970 - failure.time < failureMemory {
-                return .failed
-            }
-            return nil
+            return remembered(key, in: s, at: now()) == nil ? nil : .failed
         }
     }
 
@@ -209,6 +239,8 @@ public final class WorkPool: Sendable {
     public var queueDepth: Int { state.withLock { s in s.jobs.values.count(where: { !$0.running }) } }
     /// Jobs being made.
     public var runningCount: Int { state.withLock { $0.running } }
+    /// Failures held (remembered ones, and ones past their memory not yet dropped).
+    var failuresHeld: Int { state.withLock { $0.failures.count } }
 
     /// Stops the workers after their current jobs; queued jobs' waiters get ``Cancelled``.
     public func shutdown() {
@@ -231,6 +263,18 @@ public final class WorkPool: Sendable {
 
     // MARK: - Internals (called with the lock held unless said otherwise)
 
+    /// The error of `key`'s failure if it is remembered at `time`.
+    private func remembered(_ key: JobKey, in s: State, at time: Double) -> (any Error)? {
+        guard let failure = s.failures[key], time - failure.time < failureMemory else { return nil }
+        return failure.error
+    }
+
+    /// Remembers `key`'s failure at `time`, dropping every failure past its memory.
+    private func remember(_ error: any Error, of key: JobKey, in s: inout State, at time: Double) {
+        s.failures = s.failures.filter { time - $0.value.time < failureMemory }
+        s.failures[key] = (error, time)
+    }
+
     private func job(for key: JobKey, in s: inout State) -> Job {
         if let job = s.jobs[key] { return job }
         s.counter += 1
@@ -249,21 +293,34 @@ public final class WorkPool: Sendable {
         }
     }
 
-    /// The most urgent queued job a worker may take now, marked running.
+    /// The most urgent queued job a worker may take now, marked running: a request for an on-screen item, else the
+    /// oldest other request (or it, once ``focusBurst`` on-screen requests passed it), else the prefetch job of the
+    /// highest priority while the prefetch share has room.
     private func next(in s: inout State) -> Job? {
-        var best: Job? = nil
+        var onScreen: Job? = nil, request: Job? = nil, prefetch: Job? = nil
         let prefetchFull = s.runningPrefetch >= prefetchWorkers
         for job in s.jobs.values where !job.running {
-            if job.waiters.isEmpty && prefetchFull { continue }
-            if let current = best {
-                if job.urgency > current.urgency || (job.urgency == current.urgency && job.order < current.order) {
-                    best = job
+            if !job.waiters.isEmpty {
+                if s.focused[job.key.folder] != nil {
+                    if onScreen.map({ job.order < $0.order }) ?? true { onScreen = job }
+                } else if request.map({ job.order < $0.order }) ?? true {
+                    request = job
                 }
-            } else {
-                best = job
+            } else if !prefetchFull, prefetch.map({ job.urgency > $0.urgency
+                        || (job.urgency == $0.urgency && job.order < $0.order) }) ?? true {
+                prefetch = job
             }
         }
-        guard let best else { return nil }
+        let best: Job
+        if let onScreen, request != nil, s.passedOver < focusBurst {
+            best = onScreen
+            s.passedOver += 1
+        } else if let job = request ?? onScreen ?? prefetch {
+            best = job
+            if job === request { s.passedOver = 0 }
+        } else {
+            return nil
+        }
         best.running = true
         s.running += 1
         if best.waiters.isEmpty { s.runningPrefetch += 1 }
@@ -295,9 +352,7 @@ public final class WorkPool: Sendable {
                 s.running -= 1
                 if prefetch { s.runningPrefetch -= 1 }
                 s.jobs[job.key] = nil
-                if case .failed(let error) = outcome {
-                    s.failures[job.key] = (error, Date().timeIntervalSince1970)
-                }
+                if case .failed(let error) = outcome { remember(error, of: job.key, in: &s, at: now()) }
                 let all = Array(job.waiters.values)
                 job.waiters = [:]
                 return all

@@ -178,6 +178,63 @@ import Transcoding
         #expect(try await server.get("/healthz").text == "ok\n")
     }
 
+    /// The engine keeps a source path and a manifest per current item version only: a replaced source's old version
+    /// is forgotten, so the maps do not grow by one entry per upload.
+    @Test func aRetiredVersionsManifestAndSourceAreForgotten() async throws {
+        let root = try ServeFeeds.folder([Self.files[0]])
+        let engine = try ServeEngine(feed: Feed(loader: ServeFeeds.loader(root)),
+                                     configuration: .init(cache: try TestFixtures.temporaryFolder("serve-retire")))
+        defer { engine.shutdown() }
+        let first = try #require(try await engine.catalog.entry(at: 0))
+        _ = try await engine.manifest(for: first)
+        #expect(engine.itemsHeld.sources == 1 && engine.itemsHeld.manifests == 1)
+        // The source is replaced twice: each time the next listing names a new version and retires the old one.
+        for replacement in [TestFixtures.transcode("long_gop_b.mp4"), Self.files[1]] {
+            let path = root.appendingPathComponent("00-h264_portrait.mp4").path
+            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.copyItem(atPath: replacement, toPath: path)
+            let entry = try #require(try await engine.catalog.entry(at: 0))
+            _ = try await engine.manifest(for: entry)
+            #expect(engine.itemsHeld.sources == 1 && engine.itemsHeld.manifests == 1)
+            #expect(engine.knownManifest(first.folder) == nil)
+        }
+        guard case .retired = await engine.catalog.lookup(folder: first.folder) else {
+            Issue.record("the first version is not retired")
+            return
+        }
+    }
+
+    /// A file already in the cache is answered from it at once — no work task, no hang-up watch — while the item's
+    /// source is still checked: once it is removed, the cached file answers 410.
+    @Test func aCachedFileIsServedAtOnceAndItsSourceIsStillChecked() async throws {
+        let root = try ServeFeeds.folder([Self.files[0]])
+        let server = try await ServerHarness.start(ServeFeeds.loader(root))
+        defer { Task { await server.stop() } }
+        func waits() async throws -> Double {
+            let text = try await server.get("/metrics").text
+            let line = text.split(separator: "\n").first { $0.hasPrefix("videofeed_media_waits_total ") }
+            return try #require(line.flatMap { Double($0.split(separator: " ")[1]) })
+        }
+        let card = try #require(try await server.allCards().first)
+        let segment = try #require((card["renditions"] as? [[String: Any]])?.first?["segments"] as? [String])[0]
+        let made = try await server.get(segment)
+        #expect(made.status == 200)
+        let waited = try await waits()
+        #expect(waited == 1)
+        // Cached: the whole file and a range, answered without waiting.
+        let again = try await server.get(segment)
+        #expect(again.status == 200 && again.body == made.body)
+        let part = try await server.get(segment, headers: ["Range": "bytes=0-99"])
+        #expect(part.status == 206 && part.body == Array(made.body.prefix(100)))
+        #expect(try await waits() == waited)
+        // A file the item does not have is still 404; a removed source still 410, though its file is cached.
+        let folder = String(segment.dropFirst("/media/".count)).split(separator: "/")[0]
+        #expect(try await server.get("/media/\(folder)/720x1280/seg-7.m4s").status == 404)
+        try FileManager.default.removeItem(at: root.appendingPathComponent("00-h264_portrait.mp4"))
+        #expect(server.engine.cache.contains(String(segment.dropFirst("/media/".count))))
+        #expect(try await server.get(segment).status == 410)
+    }
+
     @Test func hostileUploadsAreRefusedAsInTheBatch() async throws {
         // A playlist that names a local file, uploaded as .mp4, and random bytes.
         let root = try TestFixtures.temporaryFolder("serve-hostile")

@@ -69,6 +69,64 @@ import Testing
         #expect(Array(recorder.started.get()[2...]) == [key("n2"), key("n3"), key("n4")])
     }
 
+    /// On a cold jump the page asks for the target and its neighbours at once: the request for the item the viewer
+    /// is on runs first, the others in the order they came.
+    @Test func theViewersCurrentItemRunsBeforeOtherRequests() async throws {
+        let recorder = Recorder(blocks: true)
+        let pool = WorkPool(workers: 1, perform: recorder.perform)
+        defer { pool.shutdown() }
+        // GIVEN the one worker busy, the viewer on "target", requests for two neighbours queued before the target's
+        async let busy: Void = pool.wait(key("busy"))
+        try await eventually { recorder.started.get() == [key("busy")] }
+        pool.focus(viewer: 1, on: "target")
+        async let n1: Void = pool.wait(key("n1"))
+        try await eventually { pool.queueDepth == 1 }
+        async let n2: Void = pool.wait(key("n2"))
+        try await eventually { pool.queueDepth == 2 }
+        async let target: Void = pool.wait(key("target"))
+        try await eventually { pool.queueDepth == 3 }
+        // WHEN the worker comes free
+        for _ in 0..<4 { recorder.gate.signal() }
+        _ = try await (busy, n1, n2, target)
+        // THEN the target's request runs next, then the neighbours' in order
+        #expect(recorder.started.get() == [key("busy"), key("target"), key("n1"), key("n2")])
+    }
+
+    /// A stream of requests for on-screen items passes an older request for another item at most `focusBurst` times;
+    /// a viewer that leaves no longer ranks its item first.
+    @Test func requestsForOtherItemsAreNotStarvedByOnScreenOnes() async throws {
+        let recorder = Recorder(blocks: true)
+        let pool = WorkPool(workers: 1, focusBurst: 2, perform: recorder.perform)
+        defer { pool.shutdown() }
+        pool.focus(viewer: 1, on: "target")
+        pool.focus(viewer: 2, on: "elsewhere")
+        async let busy: Void = pool.wait(key("busy"))
+        try await eventually { recorder.started.get() == [key("busy")] }
+        async let other: Void = pool.wait(key("other"))
+        try await eventually { pool.queueDepth == 1 }
+        async let targets: Void = withThrowingTaskGroup(of: Void.self) { group in
+            for k in 0..<4 { group.addTask { try await pool.wait(key("target", k)) } }
+            try await group.waitForAll()
+        }
+        try await eventually { pool.queueDepth == 5 }
+        for _ in 0..<6 { recorder.gate.signal() }
+        _ = try await (busy, other, targets)
+        let order = recorder.started.get().map(\.folder)
+        #expect(order == ["busy", "target", "target", "other", "target", "target"])
+
+        // The viewer leaves: its item ranks with the rest again (first come, first served).
+        pool.focus(viewer: 1, on: nil)
+        async let busy2: Void = pool.wait(key("busy", 1))
+        try await eventually { recorder.started.get().count == 7 }
+        async let other2: Void = pool.wait(key("other", 1))
+        try await eventually { pool.queueDepth == 1 }
+        async let target2: Void = pool.wait(key("target", 9))
+        try await eventually { pool.queueDepth == 2 }
+        for _ in 0..<3 { recorder.gate.signal() }
+        _ = try await (busy2, other2, target2)
+        #expect(Array(recorder.started.get().suffix(2)) == [key("other", 1), key("target", 9)])
+    }
+
     @Test func workNobodyWantsIsDroppedOrCancelled() async throws {
         let recorder = Recorder(blocks: true)
         let pool = WorkPool(workers: 2, perform: recorder.perform)
@@ -121,6 +179,26 @@ import Testing
         try await Task.sleep(for: .milliseconds(50))
         #expect(recorder.started.get().count == 1)
         #expect(pool.state(of: key("broken")) == .failed)
+    }
+
+    @Test func failuresPastTheirMemoryAreDroppedWhenTheNextIsRemembered() async throws {
+        let recorder = Recorder(blocks: false)
+        let clock = Locked(1000.0)
+        let pool = WorkPool(workers: 1, failureMemory: 30, now: { clock.get() }, perform: recorder.perform)
+        defer { pool.shutdown() }
+        // GIVEN five broken items failing at t=1000 and one at t=1020
+        for n in 0..<5 { await #expect(throws: MediaError.self) { try await pool.wait(key("broken-\(n)")) } }
+        clock.set(1020)
+        await #expect(throws: MediaError.self) { try await pool.wait(key("broken-5")) }
+        #expect(pool.failuresHeld == 6)
+        // WHEN another fails at t=1031, past the first five's memory
+        clock.set(1031)
+        await #expect(throws: MediaError.self) { try await pool.wait(key("broken-6")) }
+        // THEN only the failures of the last 30 s are held, and a forgotten item is tried again
+        #expect(pool.failuresHeld == 2)
+        #expect(pool.state(of: key("broken-5")) == .failed && pool.state(of: key("broken-0")) == nil)
+        await #expect(throws: MediaError.self) { try await pool.wait(key("broken-0")) }
+        #expect(recorder.started.get().count == 8)
     }
 
     @Test func cacheEvictsLeastRecentlyUsedAndWritesWhole() throws {
