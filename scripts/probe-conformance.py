@@ -27,6 +27,35 @@ def ffprobe(path):
     return json.loads(run.stdout) if run.returncode == 0 and run.stdout.strip() else None
 
 
+def frame_orientation(path, stream_index):
+    """The display matrix FFmpeg attaches to the stream's first decoded frame (a JPEG's EXIF Orientation), as
+    (clockwise rotation ffprobe prints, whether width and height swap), or None when the frame carries none."""
+    run = subprocess.run(["ffprobe", "-v", "error", "-select_streams", str(stream_index), "-read_intervals", "%+#1",
+                          "-show_frames", "-of", "json", path], capture_output=True, text=True, timeout=120)
+    try:
+        frames = json.loads(run.stdout).get("frames", [])
+    except ValueError:
+        return None
+    for side in (frames[0].get("side_data_list", []) if frames else []):
+        if "displaymatrix" in side.get("side_data_type", "").replace(" ", "").lower():
+            # First row of the matrix: "a b u"; a is 0 exactly when the picture is turned a quarter.
+            rows = [line.split(":", 1)[1].split() for line in side.get("displaymatrix", "").strip().splitlines()]
+            return int(round(-float(side.get("rotation", 0)))) % 360, bool(rows) and int(rows[0][0]) == 0
+    return None
+
+
+def with_frame_orientation(ff, path):
+    """Adds to each video stream without a display matrix of its own the one of its first frame (as `frame_matrix`: rotation, quarter turn):
+    the orientation FFmpeg gives decoded frames, which is what we honour where the stream has none."""
+    for s in ff.get("streams", []):
+        if s.get("codec_type") == "video" and not any(d.get("side_data_type") == "Display Matrix"
+                                                      for d in s.get("side_data_list", [])):
+            found = frame_orientation(path, s["index"])
+            if found:
+                s["frame_matrix"] = found
+    return ff
+
+
 def ours(binary, path):
     run = subprocess.run([binary, "probe", "--json", path], capture_output=True, text=True, timeout=120)
     try:
@@ -92,7 +121,13 @@ def compare(ff, vf):
         # With a mirror, ffprobe's angle is the turn made before mirroring; ours (Orientation) the turn after it:
         # mirror-then-turn-by-r is turn-by-(-r)-then-mirror.
         turn = mine["orientation"]["rotation"]
-        check(tag + "rotation", rotation_cw(s), (360 - turn) % 360 if mine["orientation"]["mirrored"] else turn)
+        if "frame_matrix" in s:
+            # A frame's matrix (EXIF): ffprobe's angle alone does not say which of the eight orientations it is (a
+            # vertical flip prints 0), so compare whether the picture is turned a quarter; Fixtures/orientation's
+            # tests check all eight pixel by pixel.
+            check(tag + "frame rotation (quarter turn)", s["frame_matrix"][1], turn in (90, 270))
+        else:
+            check(tag + "rotation", rotation_cw(s), (360 - turn) % 360 if mine["orientation"]["mirrored"] else turn)
         pix = s.get("pix_fmt")
         check(tag + "pix_fmt", None if pix in (None, "unknown") else pix, mine.get("pixelFormat"))
         check(tag + "avg_frame_rate", ratio(s.get("avg_frame_rate"), "/"), rational(mine["averageFrameRate"]))
@@ -111,7 +146,8 @@ def shown_aspect(ff):
         return None
     dar = ratio(s.get("display_aspect_ratio"), ":")
     aspect = dar[0] / dar[1] if dar and dar[1] else s["width"] / s["height"]
-    return 1 / aspect if rotation_cw(s) in (90, 270) else aspect
+    quarter = s["frame_matrix"][1] if "frame_matrix" in s else rotation_cw(s) in (90, 270)
+    return 1 / aspect if quarter else aspect
 
 
 def png_size(path):
@@ -158,6 +194,8 @@ def main():
     for path in files:
         name = os.path.relpath(path, args.folder)
         ff = ffprobe(path)
+        if ff:
+            ff = with_frame_orientation(ff, path)
         vf, error = ours(binary, path)
         if ff is None or vf is None:
             kind, message = error

@@ -133,6 +133,10 @@ public final class MediaFile {
         av_dict_set(&dict, "protocol_whitelist", MediaFile.effectiveWhitelist(options, local: local), 0)
         av_dict_set(&dict, "format_whitelist", MediaFile.formatWhitelist(options), 0)
         if let maxStreams = options.maxStreams { av_dict_set(&dict, "max_streams", String(maxStreams), 0) }
+        // As ffmpeg and ffprobe open every input: an MPEG-TS demuxer reads all programs' PMTs, not only the first,
+        // which changes what the stream probe sees (a cut broadcast TS's average frame rate is 145/6 without it,
+        // 25/1 with it). Other demuxers leave the option unused.
+        av_dict_set(&dict, "scan_all_pmts", "1", 0)
         defer { av_dict_free(&dict) }
         if formatName == "image2" {
             if local == nil {

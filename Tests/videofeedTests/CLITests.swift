@@ -157,7 +157,9 @@ import Testing
 @Suite struct PlayCommandTests {
     @Test("a swipe script over the bundled feed: one line per swipe, hits and misses add up, metrics last")
     func script() throws {
-        let result = try run(TestFixtures.cli, ["play", "--swipes", "n,n,p,j6,n", "--dwell-ms", "200",
+        // 500 ms on each item: room for item 1's first frame behind item 0's on a loaded machine (with 200 ms it missed
+        // once in a few runs while other suites decoded in parallel).
+        let result = try run(TestFixtures.cli, ["play", "--swipes", "n,n,p,j6,n", "--dwell-ms", "500",
                                                 "--size", "180x320"], in: TestFixtures.root)
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n")
