@@ -271,7 +271,13 @@ private final class Pipeline {
     }
 
     private func seek(to seconds: Double) throws {
-        try file.seekBackward(to: seconds, stream: plan.videoStream)
+        // A demuxer without a seek of its own (MPEG-TS) seeks by a binary search on decode timestamps, which lands
+        // on any packet with one at or before the target: often just after the keyframe the window needs (with
+        // B-frames a keyframe's decode time is before its presentation time), so its frames would not decode. A
+        // second earlier lands before it; the frames before the window are dropped.
+        let format = file.context.pointee.iformat
+        let searches = format?.pointee.read_seek == nil && format?.pointee.read_seek2 == nil
+        try file.seekBackward(to: searches ? max(0, seconds - 1) : seconds, stream: plan.videoStream)
         video.flush()
         audio?.flush()
     }
