@@ -139,7 +139,8 @@ import Transcoding
                     #expect(served.status == 200, "\(path)")
                     let relative = String(path.dropFirst("/media/".count)).removingPercentEncoding ?? ""
                     let batch = try Data(contentsOf: out.appendingPathComponent(relative))
-                    #expect(served.body == Array(batch), "\(path) differs from the batch's")
+                    let same = served.body == Array(batch)   // (not in the #expect: it would print both bodies)
+                    #expect(same, "\(path) differs from the batch's: \(served.body.count) and \(batch.count) bytes")
                     compared += 1
                 }
             }
