@@ -28,16 +28,15 @@ import Testing
         }
     }
 
-    /// A long session of a policy whose neighbours' decoders the budget keeps evicting: steady playback is skipped
-    /// with such slots waiting (they are not queued, so nothing changes for them), and a skipped tick must land
-    /// exactly where the step-by-step tick does, even when a swipe falls on the same instant.
-    @Test("skipping steady playback changes no number over a long staged session")
+    /// A longer session: a skipped tick must land exactly where the step-by-step tick does, even when a swipe falls on
+    /// the same instant (seed 13 has one at swipe ~900: summed in another order, the skip showed one frame more).
+    @Test("skipping steady playback changes no number over a longer session")
     func fastForwardIsExactLong() throws {
-        let scenario = Scenario.generated(model: .mixed, swipes: 2000, seed: 7)
+        let scenario = Scenario.generated(model: .mixed, swipes: 900, seed: 13)
         var simulator = try PolicySimulator(scenario: scenario)
-        let skipped = simulator.run(StagedPolicy())
+        let skipped = simulator.run(WindowPolicy())
         simulator.skipsSteadyPlayback = false
-        let stepped = simulator.run(StagedPolicy())
+        let stepped = simulator.run(WindowPolicy())
         #expect(skipped == stepped)
     }
 
