@@ -245,6 +245,25 @@ import Testing
         #expect(throws: MediaError.self) { try transcoder.segment(0, rendition: 1) }
     }
 
+    @Test("every media segment made alone (a fresh Transcoder each, last first) is byte-identical to the batch's file, with the batch's init",
+          arguments: ["long_gop_b.mp4", "rotated_phone.mp4", "interlaced.ts"])
+    func segmentsAloneAreTheBatchBytes(name: String) throws {
+        let source = TestFixtures.transcode(name)
+        let (out, report) = try Self.transcode(source)
+        defer { try? FileManager.default.removeItem(at: out) }
+        let rendition = try #require(report.renditions.first)
+        let batchInit = try [UInt8](Data(contentsOf: out.appendingPathComponent(try #require(rendition.initSegment))))
+        let count = try Transcoder(file: MediaFile(path: source), settings: Self.single).plan.segmentCount
+        #expect(rendition.segments.count == count)
+        for k in (0..<count).reversed() {
+            let alone = try Transcoder(file: MediaFile(path: source), settings: Self.single).segment(k, rendition: 0)
+            let batch = try [UInt8](Data(contentsOf: out.appendingPathComponent("\(rendition.name)/seg-\(k).m4s")))
+            let sameMedia = alone.media == batch, sameInit = alone.initialization == batchInit
+            #expect(sameMedia, "\(name) segment \(k): \(alone.media.count) bytes alone, \(batch.count) in the batch")
+            #expect(sameInit, "\(name) segment \(k)'s init")
+        }
+    }
+
     @Test("a still's segments made on demand: its picture for the segment's span, with the batch's init")
     func stillOnDemand() throws {
         let source = TestFixtures.media("image.jpg")

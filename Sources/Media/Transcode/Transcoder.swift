@@ -7,9 +7,10 @@ import Foundation
 /// One decode feeds every output: the picture goes through one libavfilter graph (deinterlace, tone map, frame-rate
 /// cap, then a split into one branch per rendition that scales, rotates and converts to yuv420p BT.709), each
 /// branch into its own libx264 encoder; the audio is resampled to stereo once (libswresample), encoded once (AAC)
-/// and muxed into every rendition. A keyframe is forced at every segment boundary, so segment *k* covers
-/// `[k·s, (k+1)·s)` of the source whether it is made in a batch (``run(into:)``) or alone on demand
-/// (``segment(_:rendition:)``), on any machine.
+/// and muxed into every rendition. Segment *k* covers `[k·s, (k+1)·s)` of the source and is its own encoder
+/// session: the same seek, a filter graph and encoders built for it alone, whether it is made in a batch
+/// (``run(into:)``, which makes every segment that way in turn) or alone on demand (``segment(_:rendition:)``), so
+/// both make the same bytes (on one machine with one FFmpeg/x264 build).
 ///
 /// Not thread-safe, like ``MediaFile``: one call at a time. Cancel through the ``CancellationToken`` the file was
 /// opened with: the next packet read or encoded frame stops the work with ``MediaError/Kind/cancelled``.
@@ -32,6 +33,11 @@ public final class Transcoder {
     /// `<rendition>/seg-<k>.m4s`, `<rendition>/index.m3u8`, `master.m3u8`, `preview.mp4`, `preview.webp`. Each
     /// file appears whole or not at all (written under a temporary name, then renamed); on failure the files made
     /// so far stay, for the caller to discard with the folder.
+    ///
+    /// Segment by segment: segment *k* of every rendition is made exactly as ``segment(_:rendition:)`` makes it
+    /// alone (one seek, one filter graph, one encoder session per rendition for `[k·s, (k+1)·s)`), so a segment
+    /// made on demand is byte-identical to this file. The fast-start MP4 of a rendition is the same encoded
+    /// packets, muxed in a row; the previews are made by one more pass over their first seconds.
     /// - Throws: ``MediaError``: the file's decode errors, `invalidData` when no frame decodes, `io` when writing
     ///   fails, `cancelled`, `timedOut`.
     public func run(into folder: URL) throws -> TranscodeReport {
@@ -40,11 +46,32 @@ public final class Transcoder {
         } catch {
             throw MediaError(.io, operation: "create folder", item: folder.path, message: "\(error.localizedDescription)")
         }
-        if used { try rewind() }
-        used = true
-        let pipeline = try Pipeline(transcoder: self, rungs: Array(plan.renditions.indices), window: nil,
-                                    folder: folder)
-        return try pipeline.run()
+        let batch = BatchFiles(folder: folder, settings: settings, renditions: plan.renditions)
+        defer { batch.discardTemporaries() }
+        let s = plan.segmentSeconds
+        for k in 0..<plan.segmentCount {
+            if used { try rewind() }
+            used = true
+            let pipeline = try Pipeline(transcoder: self, rungs: Array(plan.renditions.indices),
+                                        window: (Double(k) * s, Double(k + 1) * s, k), batch: batch)
+            let made: [TranscodedSegment]
+            do {
+                made = try pipeline.runSegments()
+            } catch let error as MediaError where k > 0 && pipeline.windowFrames == 0 && error.kind == .invalidData {
+                // The header promised more than the stream holds: the item ends with the segment before.
+                break
+            }
+            try batch.add(made, from: pipeline)
+        }
+        try batch.finishMP4s()
+        if let preview = settings.preview {
+            try rewind()
+            let pipeline = try Pipeline(transcoder: self, rungs: [], window: (0, preview.seconds + 1, 0),
+                                        batch: batch, previewFolder: folder)
+            try pipeline.runPreview()
+            batch.madePreviews = true
+        }
+        return try batch.report(plan: plan)
     }
 
     /// Makes media segment `index` of rendition `rendition` alone: seeks to the keyframe before `index·s`, decodes
@@ -62,16 +89,15 @@ public final class Transcoder {
                              message: "no segment \(index); this item has \(plan.segmentCount)")
         }
         let s = plan.segmentSeconds
+        // Cut mid-stream, the muxer writes its own edit lists; the rendition's one initialisation segment is
+        // segment 0's. Made first: it also learns the item's first picture, whose shape sizes every segment.
+        let initialization = index > 0 ? try self.initialization(rendition: rendition) : nil
         if used { try rewind() }
         used = true
         let pipeline = try Pipeline(transcoder: self, rungs: [rendition],
-                                    window: (Double(index) * s, Double(index + 1) * s, index), folder: nil)
+                                    window: (Double(index) * s, Double(index + 1) * s, index))
         var segment = try pipeline.runSegment()
-        if index > 0 {
-            // Cut mid-stream, the muxer writes its own edit lists; the rendition's one initialisation segment is
-            // segment 0's.
-            segment.initialization = try initialization(rendition: rendition)
-        }
+        if let initialization { segment.initialization = initialization }
         return segment
     }
 
@@ -94,8 +120,7 @@ public final class Transcoder {
         used = true
         // The first frames of the video, and the first segment's audio: the audio track's edit list (an audio
         // start after the video's, an encoder delay) is written from the audio packets the fragment holds.
-        let pipeline = try Pipeline(transcoder: self, rungs: [rendition], window: (0, plan.segmentSeconds, 0),
-                                    folder: nil)
+        let pipeline = try Pipeline(transcoder: self, rungs: [rendition], window: (0, plan.segmentSeconds, 0))
         pipeline.firstFrameOnly = true
         let segment = try pipeline.runSegment()
         return (segment.initialization, segment.codecs)
@@ -105,6 +130,10 @@ public final class Transcoder {
     private var used = false
     /// A still's one picture once decoded: image demuxers cannot always seek back to it.
     var stillPicture: Frame? = nil
+    /// The item's first picture as shown (its size with its sample aspect ratio and orientation), learnt by the
+    /// first operation that starts at the beginning: every segment's renditions are fitted from it, so that a
+    /// stream changing size midway keeps one output size in every segment, made alone or in a batch.
+    var itemDisplay: Size? = nil
 
     private func rewind() throws {
         let start = file.context.pointee.start_time == vf_nopts_value() ? 0 : file.context.pointee.start_time
@@ -121,7 +150,10 @@ private final class Pipeline {
     let plan: TranscodePlan
     let rungs: [Int]
     let window: (start: Double, end: Double, index: Int)?
-    let folder: URL?
+    /// A batch's renditions' MP4s, which every segment's packets go into; nil alone.
+    let batch: BatchFiles?
+    /// Where the previews go, for the batch's preview pass; nil otherwise.
+    let previewFolder: URL?
     let item: String
 
     let video: StreamDecoder
@@ -138,7 +170,8 @@ private final class Pipeline {
     var still = false
     var deinterlaced = false
     var toneMapped = false
-    var onDemand: TranscodedSegment? = nil
+    /// Source frames inside the window (all of them without one).
+    private(set) var windowFrames = 0
     /// Only the first few video frames (for the initialisation segment).
     var firstFrameOnly = false
     private var initFrames = 0
@@ -147,17 +180,19 @@ private final class Pipeline {
     /// The transcoder (for the still picture it keeps between operations).
     unowned let transcoder: Transcoder
 
-    init(transcoder: Transcoder, rungs: [Int], window: (Double, Double, Int)?, folder: URL?) throws {
+    init(transcoder: Transcoder, rungs: [Int], window: (Double, Double, Int)?, batch: BatchFiles? = nil,
+         previewFolder: URL? = nil) throws {
         self.transcoder = transcoder
         file = transcoder.file
         settings = transcoder.settings
         plan = transcoder.plan
         self.rungs = rungs
         self.window = window
-        self.folder = folder
+        self.batch = batch
+        self.previewFolder = previewFolder
         item = file.item
         video = try StreamDecoder(file: file, stream: plan.videoStream, threads: settings.threads)
-        if let index = plan.audioStream {
+        if let index = plan.audioStream, !rungs.isEmpty {
             // An audio track FFmpeg cannot decode leaves the renditions silent, not failed.
             audio = try? StreamDecoder(file: file, stream: index, threads: 1)
         } else {
@@ -196,25 +231,53 @@ private final class Pipeline {
 
     // MARK: Driving
 
-    func run() throws -> TranscodeReport {
-        try pump()
-        return try report()
+    /// The window's segment of the first rendition.
+    func runSegment() throws -> TranscodedSegment {
+        try runSegments()[0]
     }
 
-    func runSegment() throws -> TranscodedSegment {
+    /// The window's segment of every rendition, in the order of `rungs`.
+    func runSegments() throws -> [TranscodedSegment] {
         // A still has one picture: no seek, its frames are made from it.
         if let window, window.start > 0, !plan.isStill { try seek(to: window.start) }
         try pump()
-        guard var segment = onDemand else {
+        var made: [TranscodedSegment] = []
+        for output in outputs {
+            guard case .rendition = output.kind else { continue }
+            guard var segment = output.made else {
+                throw MediaError(.invalidData, operation: "transcode", item: item,
+                                 message: "segment \(window?.index ?? 0) has no frames")
+            }
+            segment.codecs = output.codecs(hasAudio: audioEncoder != nil)
+            made.append(segment)
+        }
+        guard made.count == rungs.count else {
             throw MediaError(.invalidData, operation: "transcode", item: item,
                              message: "segment \(window?.index ?? 0) has no frames")
         }
-        segment.codecs = outputs.first?.codecs(hasAudio: audioEncoder != nil) ?? ""
-        return segment
+        return made
+    }
+
+    /// The previews alone (a pipeline with no rendition and a preview folder): made, then renamed into place.
+    func runPreview() throws {
+        try pump()
+        for output in outputs {
+            guard let temp = output.mp4Temporary, let path = output.mp4Path else { continue }
+            guard rename(temp, path) == 0 else {
+                throw MediaError(.io, operation: "write", item: path, message: String(cString: strerror(errno)))
+            }
+            temporaries.removeAll { $0 == temp }
+        }
     }
 
     private func seek(to seconds: Double) throws {
-        try file.seekBackward(to: seconds, stream: plan.videoStream)
+        // A demuxer without a seek of its own (MPEG-TS) seeks by a binary search on decode timestamps, which lands
+        // on any packet with one at or before the target: often just after the keyframe the window needs (with
+        // B-frames a keyframe's decode time is before its presentation time), so its frames would not decode. A
+        // second earlier lands before it; the frames before the window are dropped.
+        let format = file.context.pointee.iformat
+        let searches = format?.pointee.read_seek == nil && format?.pointee.read_seek2 == nil
+        try file.seekBackward(to: searches ? max(0, seconds - 1) : seconds, stream: plan.videoStream)
         video.flush()
         audio?.flush()
     }
@@ -291,6 +354,7 @@ private final class Pipeline {
                 return
             }
         }
+        windowFrames += 1
         if firstFrameOnly {
             // Enough frames for the encoder's reordering delay to show (the edit list depends on it).
             if graph == nil { try configure(first: raw, still: plan.isStill) }
@@ -462,8 +526,12 @@ private final class Pipeline {
         // The picture as shown, from the decoded frame: its size, and the sample aspect ratio FFmpeg would use
         // (`av_guess_sample_aspect_ratio`: the stream's, else the bitstream's), which a header may not carry.
         let sar = av_guess_sample_aspect_ratio(file.context, stream, first)
-        let display = TranscodePlan.displaySize(width: Int(first.pointee.width), height: Int(first.pointee.height),
-                                                sampleAspectRatio: Rational(sar), orientation: info.orientation)
+        let shown = TranscodePlan.displaySize(width: Int(first.pointee.width), height: Int(first.pointee.height),
+                                              sampleAspectRatio: Rational(sar), orientation: info.orientation)
+        // Every segment is fitted from the item's first picture (a stream may change size midway); an operation
+        // starting at the beginning learns it.
+        if transcoder.itemDisplay == nil, firstFrameOnly || (window?.index ?? 0) == 0 { transcoder.itemDisplay = shown }
+        let display = transcoder.itemDisplay ?? shown
         // Branches: the renditions, then the preview's MP4 and WebP.
         var branches: [String] = []
         for r in rungs {
@@ -473,7 +541,7 @@ private final class Pipeline {
             branches.append(Pipeline.branch(width: size.width, height: size.height, orientation: info.orientation,
                                             adjustment: settings.adjustment))
         }
-        let preview = folder == nil ? nil : settings.preview
+        let preview = previewFolder == nil ? nil : settings.preview
         var description = "[in]" + prefilters(first: first, info: info, still: still)
         if let preview {
             let size = TranscodePlan.fit(display, in: preview.box)
@@ -497,7 +565,7 @@ private final class Pipeline {
         for (i, r) in rungs.enumerated() {
             made.append(try makeRendition(graph: graph, sink: i, rung: plan.renditions[r], sourceRate: frameRate))
         }
-        if let preview, let folder {
+        if let preview, let folder = previewFolder {
             let mp4Sink = rungs.count, webpSink = rungs.count + 1
             let size = graph.size(of: mp4Sink)
             let encoder = try VideoEncoder(width: size.width, height: size.height, timeBase: graph.timeBase(of: mp4Sink),
@@ -546,65 +614,37 @@ private final class Pipeline {
                                        encoding: settings.video, maxBitrate: rung.maxBitrate, globalHeader: true,
                                        item: item)
         encoder.isCancelled = { [file] in file.isCancelled }
-        var mp4: MediaWriter? = nil
-        var mp4Path: String? = nil
-        var mp4Temporary: String? = nil
-        var videoStream = 0
-        var audioStream: Int? = nil
-        if let folder, settings.makesMP4 {
-            let path = folder.appendingPathComponent(rung.name + ".mp4").path
-            let temp = temporary(for: path)
-            let writer = try MediaWriter(.file(temp, format: "mp4", options: ["movflags": "+faststart"]), item: item)
-            mp4Temporary = temp
-            videoStream = try writer.addStream(from: encoder.context)
-            if let audioEncoder { audioStream = try writer.addStream(from: audioEncoder.context) }
-            try writer.begin()
-            mp4 = writer
-            mp4Path = path
-        }
+        // A batch's MP4 of this rendition, which every segment's packets go into (opened by the first segment,
+        // finished by the batch).
+        let mp4 = try batch?.mp4(of: rung.name, video: encoder.context, audio: audioEncoder?.context)
         var cutter: SegmentCutter? = nil
-        let output = Output(kind: .rendition(rung), encoder: .h264(encoder), mp4: mp4, mp4Path: mp4Path,
-                            mp4Temporary: mp4Temporary, videoStream: videoStream, audioStream: audioStream, cutter: nil,
-                            segmentSeconds: plan.segmentSeconds, timeBase: timeBase, name: rung.name)
-        if window != nil || settings.makesSegments {
+        let output = Output(kind: .rendition(rung), encoder: .h264(encoder), mp4: mp4?.writer, mp4Path: nil,
+                            mp4Temporary: nil, videoStream: mp4?.videoStream ?? 0, audioStream: mp4?.audioStream,
+                            cutter: nil, segmentSeconds: plan.segmentSeconds, timeBase: timeBase, name: rung.name,
+                            finishesMP4: false)
+        do {
             let writer = try MediaWriter(.fragments(options: ["movflags": "frag_custom+dash+delay_moov"
                                                                 + (window.map { $0.index > 0 } == true ? "+frag_discont" : "")]),
                                          item: item)
             let v = try writer.addStream(from: encoder.context)
             let a = try audioEncoder.map { try writer.addStream(from: $0.context) }
             try writer.begin()
-            let segmentFolder = folder?.appendingPathComponent(rung.name)
-            if let segmentFolder {
-                do {
-                    try FileManager.default.createDirectory(at: segmentFolder, withIntermediateDirectories: true)
-                } catch {
-                    throw MediaError(.io, operation: "create folder", item: segmentFolder.path,
-                                     message: error.localizedDescription)
-                }
-            }
             cutter = SegmentCutter(writer: writer, videoStream: v, audioStream: a, seconds: plan.segmentSeconds,
-                                   only: window?.index) { [unowned self, unowned output] segment in
-                try self.store(segment, of: output, in: segmentFolder)
+                                   only: window?.index) { [unowned output] segment in
+                Pipeline.store(segment, of: output)
             }
             output.cutter = cutter
         }
         return output
     }
 
-    private func store(_ segment: SegmentCutter.Segment, of output: Output, in folder: URL?) throws {
+    private static func store(_ segment: SegmentCutter.Segment, of output: Output) {
         let bits = Double(segment.bytes.count * 8)
         output.segments.append((segment.index, segment.start, segment.end, segment.bytes.count))
         output.peakBandwidth = max(output.peakBandwidth, Int(bits / max(segment.end - segment.start, 0.1)))
-        guard let folder else {
-            onDemand = TranscodedSegment(index: segment.index, initialization: output.cutter?.initialization ?? [],
-                                         media: segment.bytes, start: segment.start,
-                                         duration: segment.end - segment.start, frames: segment.frames, codecs: "")
-            return
-        }
-        if output.segments.count == 1, let initialization = output.cutter?.initialization {
-            try AtomicFile.write(initialization, to: folder.appendingPathComponent("init.mp4").path)
-        }
-        try AtomicFile.write(segment.bytes, to: folder.appendingPathComponent("seg-\(segment.index).m4s").path)
+        output.made = TranscodedSegment(index: segment.index, initialization: output.cutter?.initialization ?? [],
+                                        media: segment.bytes, start: segment.start,
+                                        duration: segment.end - segment.start, frames: segment.frames, codecs: "")
     }
 
     /// The filters before the split: deinterlace, tone map, frame-rate cap.
@@ -670,74 +710,6 @@ private final class Pipeline {
         temporaries.append(temp)
         return temp
     }
-
-    // MARK: Finishing
-
-    private func report() throws -> TranscodeReport {
-        guard let folder else { throw MediaError(.invalidArgument, operation: "transcode", item: item, message: "no folder") }
-        var renditions: [TranscodeReport.Rendition] = []
-        var previewMP4: String? = nil, previewWebP: String? = nil
-        let audioCodec = audioEncoder != nil ? "," + CodecString.aacLC : ""
-        for output in outputs {
-            // Rename each finished file into place.
-            if let temp = output.mp4Temporary, let path = output.mp4Path {
-                guard rename(temp, path) == 0 else {
-                    throw MediaError(.io, operation: "write", item: path, message: String(cString: strerror(errno)))
-                }
-                temporaries.removeAll { $0 == temp }
-            }
-            switch output.kind {
-            case .preview(let path):
-                if path.hasSuffix(".webp") { previewWebP = "preview.webp" } else { previewMP4 = "preview.mp4" }
-            case .rendition(let rung):
-                var playlist: String? = nil, initSegment: String? = nil
-                var names: [String] = [], durations: [Double] = []
-                let sorted = output.segments.sorted { $0.index < $1.index }
-                // Each segment spans from its boundary k·s to the next one's (the first from 0, so audio that
-                // starts before the video is inside it; the last to the end of its audio or video).
-                let seconds = plan.segmentSeconds
-                for (n, s) in sorted.enumerated() {
-                    names.append("\(rung.name)/seg-\(s.index).m4s")
-                    let start = n == 0 ? 0 : Double(s.index) * seconds
-                    let next = n + 1 < sorted.count ? Double(sorted[n + 1].index) * seconds : s.end
-                    durations.append(max(0.001, next - start))
-                }
-                if !sorted.isEmpty {
-                    initSegment = "\(rung.name)/init.mp4"
-                    playlist = "\(rung.name)/index.m3u8"
-                    let text = HLSPlaylist.media(initSegment: "init.mp4", segments: sorted.enumerated().map {
-                        ("seg-\($0.element.index).m4s", durations[$0.offset])
-                    })
-                    try AtomicFile.write(Array(text.utf8), to: folder.appendingPathComponent(playlist!).path)
-                }
-                let first = output.firstTime ?? 0
-                let duration = max(0, (output.lastEnd ?? first) - first)
-                let totalBytes = output.segments.reduce(0) { $0 + $1.bytes }
-                let mp4Bytes = output.mp4Path.flatMap {
-                    (try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? NSNumber)?.intValue
-                }
-                let bytes = totalBytes > 0 ? totalBytes : (mp4Bytes ?? 0)
-                let average = duration > 0 ? Int(Double(bytes * 8) / duration) : 0
-                renditions.append(TranscodeReport.Rendition(
-                    name: rung.name, width: output.width, height: output.height,
-                    mp4: output.mp4Path.map { _ in rung.name + ".mp4" }, playlist: playlist,
-                    initSegment: initSegment, segments: names, segmentDurations: durations,
-                    bandwidth: max(output.peakBandwidth, average), averageBandwidth: average, duration: duration,
-                    frames: output.frames, codecs: output.codecString + audioCodec))
-            }
-        }
-        var master: String? = nil
-        if renditions.contains(where: { $0.playlist != nil }) {
-            let text = HLSPlaylist.multivariant(renditions.compactMap { r in
-                r.playlist.map { ($0, r.bandwidth, r.averageBandwidth, r.width, r.height, r.codecs) }
-            })
-            try AtomicFile.write(Array(text.utf8), to: folder.appendingPathComponent("master.m3u8").path)
-            master = "master.m3u8"
-        }
-        return TranscodeReport(renditions: renditions, masterPlaylist: master, previewMP4: previewMP4,
-                               previewWebP: previewWebP, hasAudio: audioEncoder != nil, wasStill: still,
-                               deinterlaced: deinterlaced, toneMapped: toneMapped, sourceFrames: video.framesDecoded)
-    }
 }
 
 /// One output branch of the graph: an encoder and where its packets go.
@@ -775,11 +747,17 @@ private final class Output {
     var peakBandwidth = 0
     var width = 0
     var height = 0
+    /// The segment cut, once it is.
+    var made: TranscodedSegment? = nil
+    /// Whether `mp4` is this output's own, to finish when the streams end (a batch's rendition MP4 spans every
+    /// segment and is finished by the batch).
+    let finishesMP4: Bool
     private var videoFinished = false
 
     init(kind: Kind, encoder: Encoder, mp4: MediaWriter?, mp4Path: String?, mp4Temporary: String?, videoStream: Int,
          audioStream: Int?,
-         cutter: SegmentCutter?, segmentSeconds: Double?, timeBase: AVRational, name: String) {
+         cutter: SegmentCutter?, segmentSeconds: Double?, timeBase: AVRational, name: String, finishesMP4: Bool = true) {
+        self.finishesMP4 = finishesMP4
         self.kind = kind
         self.encoder = encoder
         self.mp4 = mp4
@@ -880,7 +858,175 @@ private final class Output {
     }
 
     private func finishIfDone(audioEnded: Bool) throws {
-        guard videoFinished, audioEnded || audioStream == nil else { return }
+        guard videoFinished, audioEnded || audioStream == nil, finishesMP4 else { return }
         try mp4?.finish()
+    }
+}
+
+/// What a batch run gathers across its segments: each rendition's fast-start MP4 (every segment's packets, muxed in
+/// a row), its segment files, and what the report says of it.
+private final class BatchFiles {
+    /// A rendition's MP4 being written under its temporary name.
+    struct MP4 {
+        let writer: MediaWriter
+        let videoStream: Int
+        let audioStream: Int?
+        let path: String
+        let temporary: String
+    }
+
+    /// One rendition's segments so far.
+    struct Record {
+        var segments: [(index: Int, start: Double, end: Double, bytes: Int)] = []
+        var peakBandwidth = 0
+        var frames = 0
+        var width = 0
+        var height = 0
+        var codecString = ""
+        var firstTime: Double? = nil
+        var lastEnd: Double? = nil
+    }
+
+    let folder: URL
+    let renditions: [TranscodePlan.Rendition]
+    let makesMP4: Bool
+    let makesSegments: Bool
+    private var mp4s: [String: MP4] = [:]
+    private var finishedMP4s: Set<String> = []
+    private var records: [String: Record] = [:]
+    private var hasAudio = false
+    private var still = false
+    private var deinterlaced = false
+    private var toneMapped = false
+    private var sourceFrames = 0
+    /// Whether the previews were made (by the preview pass).
+    var madePreviews = false
+
+    init(folder: URL, settings: TranscodeSettings, renditions: [TranscodePlan.Rendition]) {
+        self.folder = folder
+        self.renditions = renditions
+        makesMP4 = settings.makesMP4
+        makesSegments = settings.makesSegments
+    }
+
+    /// The MP4 of rendition `name`, opened by the first segment from its encoders (every segment's encoders have
+    /// the same settings, so the same parameter sets); nil when the batch makes no MP4s.
+    func mp4(of name: String, video: UnsafeMutablePointer<AVCodecContext>,
+             audio: UnsafeMutablePointer<AVCodecContext>?) throws -> MP4? {
+        guard makesMP4 else { return nil }
+        if let open = mp4s[name] { return open }
+        let path = folder.appendingPathComponent(name + ".mp4").path
+        let temporary = AtomicFile.temporaryPath(for: path)
+        let writer = try MediaWriter(.file(temporary, format: "mp4", options: ["movflags": "+faststart"]), item: path)
+        let open = MP4(writer: writer, videoStream: try writer.addStream(from: video),
+                       audioStream: try audio.map { try writer.addStream(from: $0) }, path: path, temporary: temporary)
+        mp4s[name] = open
+        try writer.begin()
+        return open
+    }
+
+    /// Takes one segment of every rendition: writes its file (and the rendition's `init.mp4` with the first) and
+    /// notes what the report needs.
+    func add(_ made: [TranscodedSegment], from pipeline: Pipeline) throws {
+        hasAudio = pipeline.audioEncoder != nil
+        still = still || pipeline.still
+        deinterlaced = deinterlaced || pipeline.deinterlaced
+        toneMapped = toneMapped || pipeline.toneMapped
+        sourceFrames += pipeline.windowFrames
+        for (segment, output) in zip(made, pipeline.outputs) {
+            var record = records[output.name] ?? Record()
+            record.segments += output.segments
+            record.peakBandwidth = max(record.peakBandwidth, output.peakBandwidth)
+            record.frames += output.frames
+            if record.width == 0 { (record.width, record.height) = (output.width, output.height) }
+            record.codecString = output.codecString
+            record.firstTime = record.firstTime ?? output.firstTime
+            if let end = output.lastEnd { record.lastEnd = max(record.lastEnd ?? end, end) }
+            if makesSegments {
+                let rungFolder = folder.appendingPathComponent(output.name)
+                if records[output.name] == nil {
+                    do {
+                        try FileManager.default.createDirectory(at: rungFolder, withIntermediateDirectories: true)
+                    } catch {
+                        throw MediaError(.io, operation: "create folder", item: rungFolder.path,
+                                         message: error.localizedDescription)
+                    }
+                    try AtomicFile.write(segment.initialization, to: rungFolder.appendingPathComponent("init.mp4").path)
+                }
+                try AtomicFile.write(segment.media,
+                                     to: rungFolder.appendingPathComponent("seg-\(segment.index).m4s").path)
+            }
+            records[output.name] = record
+        }
+    }
+
+    /// Writes each MP4's index (at the front) and renames it into place.
+    func finishMP4s() throws {
+        for (name, mp4) in mp4s.sorted(by: { $0.key < $1.key }) where !finishedMP4s.contains(name) {
+            _ = try mp4.writer.finish()
+            guard rename(mp4.temporary, mp4.path) == 0 else {
+                throw MediaError(.io, operation: "write", item: mp4.path, message: String(cString: strerror(errno)))
+            }
+            finishedMP4s.insert(name)
+        }
+    }
+
+    /// Removes the MP4s not renamed into place (the run failed).
+    func discardTemporaries() {
+        for (name, mp4) in mp4s where !finishedMP4s.contains(name) { unlink(mp4.temporary) }
+    }
+
+    /// The playlists (written) and the report.
+    func report(plan: TranscodePlan) throws -> TranscodeReport {
+        var made: [TranscodeReport.Rendition] = []
+        let audioCodec = hasAudio ? "," + CodecString.aacLC : ""
+        for rung in renditions {
+            guard let record = records[rung.name] else { continue }
+            var playlist: String? = nil, initSegment: String? = nil
+            var names: [String] = [], durations: [Double] = []
+            let sorted = record.segments.sorted { $0.index < $1.index }
+            if makesSegments {
+                // Each segment spans from its boundary k·s to the next one's (the first from 0, so audio that
+                // starts before the video is inside it; the last to the end of its audio or video).
+                let seconds = plan.segmentSeconds
+                for (n, s) in sorted.enumerated() {
+                    names.append("\(rung.name)/seg-\(s.index).m4s")
+                    let start = n == 0 ? 0 : Double(s.index) * seconds
+                    let next = n + 1 < sorted.count ? Double(sorted[n + 1].index) * seconds : s.end
+                    durations.append(max(0.001, next - start))
+                }
+                if !sorted.isEmpty {
+                    initSegment = "\(rung.name)/init.mp4"
+                    playlist = "\(rung.name)/index.m3u8"
+                    let text = HLSPlaylist.media(initSegment: "init.mp4", segments: sorted.enumerated().map {
+                        ("seg-\($0.element.index).m4s", durations[$0.offset])
+                    })
+                    try AtomicFile.write(Array(text.utf8), to: folder.appendingPathComponent(playlist!).path)
+                }
+            }
+            let first = record.firstTime ?? 0
+            let duration = max(0, (record.lastEnd ?? first) - first)
+            let bytes = sorted.reduce(0) { $0 + $1.bytes }
+            let average = duration > 0 ? Int(Double(bytes * 8) / duration) : 0
+            made.append(TranscodeReport.Rendition(
+                name: rung.name, width: record.width, height: record.height,
+                mp4: mp4s[rung.name].map { _ in rung.name + ".mp4" }, playlist: playlist,
+                initSegment: initSegment, segments: names, segmentDurations: durations,
+                bandwidth: max(record.peakBandwidth, average), averageBandwidth: average, duration: duration,
+                frames: record.frames, codecs: record.codecString + audioCodec))
+        }
+        var master: String? = nil
+        if made.contains(where: { $0.playlist != nil }) {
+            let text = HLSPlaylist.multivariant(made.compactMap { r in
+                r.playlist.map { ($0, r.bandwidth, r.averageBandwidth, r.width, r.height, r.codecs) }
+            })
+            try AtomicFile.write(Array(text.utf8), to: folder.appendingPathComponent("master.m3u8").path)
+            master = "master.m3u8"
+        }
+        return TranscodeReport(renditions: made, masterPlaylist: master,
+                               previewMP4: madePreviews ? "preview.mp4" : nil,
+                               previewWebP: madePreviews ? "preview.webp" : nil, hasAudio: hasAudio,
+                               wasStill: still, deinterlaced: deinterlaced, toneMapped: toneMapped,
+                               sourceFrames: still ? 1 : sourceFrames)
     }
 }
