@@ -264,6 +264,43 @@ import Testing
         }
     }
 
+    @Test("each segment shows its frames at the source's times, its audio follows the segment before's without overlap, and the playlist ends where the media does: a variable-rate source whose last segment has fewer frames than the encoder's reordering delay; a video starting 46 ms after its audio",
+          arguments: [("vfr.mp4", false), ("mono_22k.mkv", true)])
+    func segmentTimesFollowTheSource(name: String, transcodeFixture: Bool) throws {
+        let source = transcodeFixture ? TestFixtures.transcode(name) : TestFixtures.media(name)
+        let (out, report) = try Self.transcode(source)
+        defer { try? FileManager.default.removeItem(at: out) }
+        let rendition = try #require(report.renditions.first)
+        #expect(rendition.segments.count >= 2)
+        var sourceTimes: [Double] = []
+        let decoder = try VideoDecoder(file: MediaFile(path: source), options: DecoderOptions(threadCount: 1))
+        while let frame = try decoder.nextFrame() { sourceTimes.append((Self.stamp(frame) * 1000).rounded()) }
+        let initBytes = try Data(contentsOf: out.appendingPathComponent(try #require(rendition.initSegment)))
+        var shown: [Double] = [], end = 0.0
+        var audioEnd: Int64? = nil
+        for (k, segment) in rendition.segments.enumerated() {
+            let media = try Data(contentsOf: out.appendingPathComponent(segment))
+            let joined = out.appendingPathComponent("joined-\(k).mp4")
+            try (initBytes + media).write(to: joined)
+            let decoder = try VideoDecoder(file: MediaFile(path: joined.path), options: DecoderOptions(threadCount: 1))
+            var times: [Double] = []
+            while let frame = try decoder.nextFrame() { times.append((Self.stamp(frame) * 1000).rounded()) }
+            end = max(end, try #require(Fragment.presentedEnd(initialization: [UInt8](initBytes), media: [UInt8](media))))
+            let boundary = Double(k) * Self.single.segmentSeconds * 1000
+            #expect(times.first.map { $0 >= boundary && $0 < boundary + 250 } == true, "segment \(k) starts at \(times)")
+            shown += times
+            let audio = Fragment.runs(media: [UInt8](media)).first { $0.track == 2 }
+            if k > 0, let audio, let before = audioEnd {
+                #expect(audio.decodeTime == before, "segment \(k)'s audio starts at \(audio.decodeTime), the one before ends at \(before)")
+            }
+            audioEnd = audio.map { $0.decodeTime + $0.duration }
+        }
+        #expect(audioEnd != nil || name == "vfr.mp4", "\(name) has audio")
+        #expect(shown == sourceTimes)
+        let listed = rendition.segmentDurations.reduce(0, +)
+        #expect(abs(end - listed) < 0.002, "media ends at \(end) s, the playlist at \(listed) s")
+    }
+
     @Test("a still's segments made on demand: its picture for the segment's span, with the batch's init")
     func stillOnDemand() throws {
         let source = TestFixtures.media("image.jpg")
@@ -353,5 +390,112 @@ import Testing
         #expect { try transcoder.run(into: out) } throws: { ($0 as? MediaError)?.kind == .cancelled }
         let left = try FileManager.default.contentsOfDirectory(atPath: out.path)
         #expect(!left.contains { $0.contains(".tmp-") || $0.hasSuffix(".mp4") }, "\(left)")
+    }
+}
+
+/// Just enough ISO BMFF reading to see a media segment the way Media Source Extensions does: each video sample is
+/// shown from its decode time plus composition offset, less the init's edit-list start, for its sample duration.
+enum Fragment {
+    private static func boxes(_ b: ArraySlice<UInt8>) -> [(type: String, body: ArraySlice<UInt8>)] {
+        var result: [(String, ArraySlice<UInt8>)] = []
+        var at = b.startIndex
+        while at + 8 <= b.endIndex {
+            let size = Int(u32(b, at))
+            guard size >= 8, at + size <= b.endIndex else { break }
+            result.append((String(decoding: b[(at + 4)..<(at + 8)], as: UTF8.self), b[(at + 8)..<(at + size)]))
+            at += size
+        }
+        return result
+    }
+
+    private static func u32(_ b: ArraySlice<UInt8>, _ at: Int) -> UInt32 {
+        b[at..<(at + 4)].reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    private static func u64(_ b: ArraySlice<UInt8>, _ at: Int) -> UInt64 {
+        UInt64(u32(b, at)) << 32 | UInt64(u32(b, at + 4))
+    }
+
+    private static func find(_ path: [String], in b: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        guard let first = path.first, let box = boxes(b).first(where: { $0.type == first }) else { return nil }
+        return path.count == 1 ? box.body : find(Array(path.dropFirst()), in: box.body)
+    }
+
+    /// Each track fragment of `media`: its track, first decode time and summed sample durations (its time scale).
+    static func runs(media: [UInt8]) -> [(track: Int, decodeTime: Int64, duration: Int64)] {
+        guard let moof = find(["moof"], in: media[...]) else { return [] }
+        return boxes(moof).filter { $0.type == "traf" }.compactMap { traf in
+            guard let tfhd = find(["tfhd"], in: traf.body), let tfdt = find(["tfdt"], in: traf.body),
+                  let trun = find(["trun"], in: traf.body) else { return nil }
+            let track = Int(u32(tfhd, tfhd.startIndex + 4))
+            var at = tfhd.startIndex + 8
+            let tfhdFlags = u32(tfhd, tfhd.startIndex) & 0xFFFFFF
+            if tfhdFlags & 1 != 0 { at += 8 }
+            if tfhdFlags & 2 != 0 { at += 4 }
+            let defaultDuration = tfhdFlags & 8 != 0 ? Int64(u32(tfhd, at)) : 0
+            let base = tfdt[tfdt.startIndex] == 1 ? Int64(bitPattern: u64(tfdt, tfdt.startIndex + 4))
+                : Int64(u32(tfdt, tfdt.startIndex + 4))
+            let flags = u32(trun, trun.startIndex) & 0xFFFFFF
+            let count = Int(u32(trun, trun.startIndex + 4))
+            at = trun.startIndex + 8 + (flags & 1 != 0 ? 4 : 0) + (flags & 4 != 0 ? 4 : 0)
+            var total: Int64 = 0
+            for _ in 0..<count {
+                var duration = defaultDuration
+                if flags & 0x100 != 0 { duration = Int64(u32(trun, at)); at += 4 }
+                if flags & 0x200 != 0 { at += 4 }
+                if flags & 0x400 != 0 { at += 4 }
+                if flags & 0x800 != 0 { at += 4 }
+                total += duration
+            }
+            return (track, base, total)
+        }
+    }
+
+    /// The latest time (seconds) a video sample of `media` is shown until; track 1 is the video.
+    static func presentedEnd(initialization: [UInt8], media: [UInt8]) -> Double? {
+        let moov = initialization[...]
+        guard let mdhd = find(["moov", "trak", "mdia", "mdhd"], in: moov) else { return nil }
+        let v1 = mdhd[mdhd.startIndex] == 1
+        let scale = Double(u32(mdhd, mdhd.startIndex + (v1 ? 20 : 12)))
+        // The edit list: an empty edit first (the track starts later than the movie) shifts it by its duration
+        // (in the movie's time scale); the next edit's media time is where the track's shown media starts.
+        var editStart = 0.0, emptyEdit = 0.0
+        if let elst = find(["moov", "trak", "edts", "elst"], in: moov), let mvhd = find(["moov", "mvhd"], in: moov) {
+            let s = elst.startIndex, v1 = elst[s] == 1, size = v1 ? 20 : 12
+            let movieScale = Double(u32(mvhd, mvhd.startIndex + (mvhd[mvhd.startIndex] == 1 ? 20 : 12)))
+            var entries: [(duration: Double, mediaTime: Double)] = []
+            for n in 0..<Int(u32(elst, s + 4)) {
+                let at = s + 8 + n * size
+                entries.append(v1 ? (Double(u64(elst, at)), Double(Int64(bitPattern: u64(elst, at + 8))))
+                                  : (Double(u32(elst, at)), Double(Int32(bitPattern: u32(elst, at + 4)))))
+            }
+            if let first = entries.first, first.mediaTime == -1 {
+                emptyEdit = first.duration / movieScale
+                entries.removeFirst()
+            }
+            editStart = entries.first?.mediaTime ?? 0
+        }
+        guard let traf = find(["moof", "traf"], in: media[...]), let tfhd = find(["tfhd"], in: traf),
+              let tfdt = find(["tfdt"], in: traf), let trun = find(["trun"], in: traf) else { return nil }
+        var at = tfhd.startIndex + 8
+        let tfhdFlags = u32(tfhd, tfhd.startIndex) & 0xFFFFFF
+        if tfhdFlags & 1 != 0 { at += 8 }
+        if tfhdFlags & 2 != 0 { at += 4 }
+        let defaultDuration = tfhdFlags & 8 != 0 ? Double(u32(tfhd, at)) : 0
+        var decode = tfdt[tfdt.startIndex] == 1 ? Double(u64(tfdt, tfdt.startIndex + 4)) : Double(u32(tfdt, tfdt.startIndex + 4))
+        let flags = u32(trun, trun.startIndex) & 0xFFFFFF
+        let count = Int(u32(trun, trun.startIndex + 4))
+        at = trun.startIndex + 8 + (flags & 1 != 0 ? 4 : 0) + (flags & 4 != 0 ? 4 : 0)
+        var end = -Double.infinity
+        for _ in 0..<count {
+            var duration = defaultDuration, offset = 0.0
+            if flags & 0x100 != 0 { duration = Double(u32(trun, at)); at += 4 }
+            if flags & 0x200 != 0 { at += 4 }
+            if flags & 0x400 != 0 { at += 4 }
+            if flags & 0x800 != 0 { offset = Double(Int32(bitPattern: u32(trun, at))); at += 4 }
+            end = max(end, decode + offset - editStart + duration)
+            decode += duration
+        }
+        return count > 0 ? emptyEdit + end / scale : nil
     }
 }

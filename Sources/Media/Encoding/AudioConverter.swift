@@ -18,6 +18,8 @@ final class AudioConverter {
     private let origin: Int64
     /// The first output sample kept and the first no longer kept (grid points), in 1/outputRate.
     let startSample: Int64
+    /// The grid's first point: where the stream's first frame starts, in 1/outputRate.
+    let gridStart: Int64
     private let endSample: Int64?
     /// The first grid point of the span's end: packets at or after it belong to the next span.
     let cutSample: Int64?
@@ -42,6 +44,7 @@ final class AudioConverter {
         self.origin = origin
         let rate = Double(outputRate)
         let grid = Int64((min(max(0, gridOrigin), 1e9) * rate).rounded())
+        gridStart = grid
         func gridPoint(_ seconds: Double) -> Int64 {
             let sample = Int64((min(max(seconds, 0), 1e9) * rate).rounded(.up))
             if sample <= grid { return grid }

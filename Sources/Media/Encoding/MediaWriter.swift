@@ -25,6 +25,8 @@ final class MediaWriter {
     private var finished = false
     /// Per output stream: the time base packets are given in (the encoder's).
     private var sourceTimeBases: [AVRational] = []
+    /// Each stream's last decode time written (in its own time base), to keep them rising.
+    private var lastDTS: [Int: Int64] = [:]
     private var options: [String: String]
 
     init(_ target: Target, item: String) throws {
@@ -113,6 +115,14 @@ final class MediaWriter {
         let st = ctx.pointee.streams[stream]!
         packet.raw.pointee.stream_index = Int32(stream)
         av_packet_rescale_ts(packet.raw, sourceTimeBases[stream], st.pointee.time_base)
+        // Packets of several encoder sessions in a row (a batch's MP4 takes every segment's) may start a session a
+        // little before the last one's decode times: moved up a tick, as far as their presentation time allows.
+        let dts = packet.raw.pointee.dts
+        if dts != vf_nopts_value(), let last = lastDTS[stream], dts <= last {
+            let pts = packet.raw.pointee.pts
+            if pts == vf_nopts_value() || last < pts { packet.raw.pointee.dts = last + 1 }
+        }
+        if packet.raw.pointee.dts != vf_nopts_value() { lastDTS[stream] = packet.raw.pointee.dts }
         let result = interleaved ? av_interleaved_write_frame(ctx, packet.raw) : av_write_frame(ctx, packet.raw)
         guard result >= 0 else { throw MediaError.ffmpeg(result, operation: "write", item: item) }
     }

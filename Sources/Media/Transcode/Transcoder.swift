@@ -622,6 +622,7 @@ private final class Pipeline {
                             mp4Temporary: nil, videoStream: mp4?.videoStream ?? 0, audioStream: mp4?.audioStream,
                             cutter: nil, segmentSeconds: plan.segmentSeconds, timeBase: timeBase, name: rung.name,
                             finishesMP4: false)
+        if let window, window.index > 0 { output.fragmentShift = fragmentShift(videoTimeBase: timeBase) }
         do {
             let writer = try MediaWriter(.fragments(options: ["movflags": "frag_custom+dash+delay_moov"
                                                                 + (window.map { $0.index > 0 } == true ? "+frag_discont" : "")]),
@@ -636,6 +637,35 @@ private final class Pipeline {
             output.cutter = cutter
         }
         return output
+    }
+
+    /// What a segment after the first adds to its packets' timestamps (video, in `videoTimeBase`; audio, in the
+    /// AAC encoder's) so that its fragment lies on the media timeline the first segment's muxer set up.
+    ///
+    /// Segment 0 is muxed as the start of the stream: each track's media time is its decode time less its first
+    /// packet's, and the init's edit list shows that from the track's first presentation time (video: its first
+    /// picture, after an empty edit when it starts after the audio; audio: past the encoder's priming). A later
+    /// segment is muxed with `frag_discont`, which takes the track's media time to be its presentation time (less
+    /// the first packet's lead, `decodeLead` for video). The shift is the difference: minus the first picture's time
+    /// for video; the priming less the audio grid's start for audio. Both come from the header, so every segment made
+    /// alone agrees with the batch.
+    private func fragmentShift(videoTimeBase: AVRational) -> (video: Int64, audio: Int64) {
+        var video: Int64 = 0
+        if !plan.isStill {
+            let stream = file.stream(at: plan.videoStream)
+            let start = stream.pointee.start_time
+            if start != vf_nopts_value() {
+                let offset = start.subtractingReportingOverflow(videoOrigin)
+                if !offset.overflow, offset.partialValue > 0 {
+                    video = -av_rescale_q(offset.partialValue, stream.pointee.time_base, videoTimeBase)
+                }
+            }
+        }
+        var audio: Int64 = 0
+        if let converter, let audioEncoder {
+            audio = Int64(max(0, audioEncoder.context.pointee.initial_padding)) - converter.gridStart
+        }
+        return (video, audio)
     }
 
     private static func store(_ segment: SegmentCutter.Segment, of output: Output) {
@@ -739,7 +769,9 @@ private final class Output {
     var lastPTS: Int64? = nil
     /// Frame durations by timestamp until their packets come out; the last gap between frames.
     private var durations: [Int64: Int64] = [:]
-    private var lastGap: Int64 = 1
+    /// Until a second frame gives a gap, the nominal frame duration: a session of one frame (the last segment of
+    /// some items) gives it that duration, not one tick.
+    private lazy var lastGap: Int64 = nominalFrameTicks
     var nextBoundary = 0.0
     var firstTime: Double? = nil
     var lastEnd: Double? = nil
@@ -749,6 +781,15 @@ private final class Output {
     var height = 0
     /// The segment cut, once it is.
     var made: TranscodedSegment? = nil
+    /// Added to the timestamps of the packets given to the cutter (see `Pipeline.fragmentShift`).
+    var fragmentShift: (video: Int64, audio: Int64) = (0, 0)
+
+    static func shift(_ packet: Packet, by ticks: Int64) {
+        guard ticks != 0 else { return }
+        let raw = packet.raw
+        if raw.pointee.pts != vf_nopts_value() { raw.pointee.pts = raw.pointee.pts.addingReportingOverflow(ticks).partialValue }
+        if raw.pointee.dts != vf_nopts_value() { raw.pointee.dts = raw.pointee.dts.addingReportingOverflow(ticks).partialValue }
+    }
     /// Whether `mp4` is this output's own, to finish when the streams end (a batch's rendition MP4 spans every
     /// segment and is finished by the batch).
     let finishesMP4: Bool
@@ -816,8 +857,54 @@ private final class Output {
         }
     }
 
+    /// The decode-time lead every segment's encoder is given: x264's reordering delay in frames (`has_b_frames`)
+    /// times the nominal frame duration, at least two ticks when there is a delay. It depends on the settings and
+    /// the stream's nominal rate alone, so the segments of one rendition, each made alone, and its init agree.
+    private lazy var decodeLead: Int64 = {
+        guard case .h264(let e) = encoder else { return 0 }
+        let delay = Int64(max(0, e.context.pointee.has_b_frames))
+        guard delay > 0 else { return 0 }
+        return max(2, delay * nominalFrameTicks)
+    }()
+
+    /// One frame at the encoder's nominal rate, in `timeBase` ticks (at least one).
+    private var nominalFrameTicks: Int64 {
+        guard case .h264(let e) = encoder else { return 1 }
+        let rate = e.context.pointee.framerate
+        guard rate.num > 0, rate.den > 0 else { return 1 }
+        return max(1, av_rescale_q(1, AVRational(num: rate.den, den: rate.num), timeBase))
+    }
+    /// The first packet's presentation time, and the shift given to it and to the packets before it in time.
+    private var leadIn: (pts: Int64, shift: Int64)? = nil
+    private var lastDTS: Int64? = nil
+
+    /// Gives the packets decode times whose lead over presentation is the same in every encoder session.
+    ///
+    /// x264 derives its first packets' decode times from the gaps between the first few frames it is given (its
+    /// reordering delay in time), so a session started at a segment of a variable-rate source, or at one with fewer
+    /// frames than that delay, leads by another amount than the session the init came from. The MP4 muxer writes
+    /// that first lead into the init's edit list and shows every fragment through it: a segment made with another
+    /// lead would be shown early or late. The first packet (and those before it in time) take `decodeLead`; later
+    /// packets keep x264's decode times, moved up a tick where that keeps them rising.
+    private func normaliseDecodeTime(_ packet: Packet) {
+        let raw = packet.raw
+        guard raw.pointee.pts != vf_nopts_value(), raw.pointee.dts != vf_nopts_value() else { return }
+        if leadIn == nil {
+            let lead = raw.pointee.pts.subtractingReportingOverflow(raw.pointee.dts)
+            let shift = lead.partialValue.subtractingReportingOverflow(decodeLead)
+            guard !lead.overflow, !shift.overflow else { return }
+            leadIn = (raw.pointee.pts, shift.partialValue)
+        }
+        var dts = raw.pointee.dts
+        if let leadIn, dts < leadIn.pts || lastDTS == nil { dts = dts.addingReportingOverflow(leadIn.shift).partialValue }
+        if let lastDTS, dts <= lastDTS, lastDTS < raw.pointee.pts { dts = lastDTS + 1 }
+        raw.pointee.dts = dts
+        lastDTS = dts
+    }
+
     private func deliver(_ packets: [Packet]) throws {
         for packet in packets {
+            if case .h264 = encoder { normaliseDecodeTime(packet) }
             if packet.raw.pointee.duration <= 0 {
                 packet.raw.pointee.duration = durations[packet.pts] ?? lastGap
             }
@@ -826,6 +913,7 @@ private final class Output {
             let duration = Double(max(packet.raw.pointee.duration, 0)) * seconds
             if let end = lastEnd, duration == 0, time >= end { lastEnd = time }
             if let cutter, let copy = packet.clone() {
+                Output.shift(copy, by: fragmentShift.video)
                 try cutter.addVideo(copy, time: time, duration: duration)
             }
             if let mp4 { try mp4.write(packet, stream: videoStream, interleaved: true) }
@@ -838,7 +926,10 @@ private final class Output {
         if let mp4, let audioStream, let copy = packet.clone() {
             try mp4.write(copy, stream: audioStream, interleaved: true)
         }
-        if let cutter, let copy = packet.clone() { try cutter.addAudio(copy, time: time) }
+        if let cutter, let copy = packet.clone() {
+            Output.shift(copy, by: fragmentShift.audio)
+            try cutter.addAudio(copy, time: time)
+        }
     }
 
     func finishVideo() throws {
