@@ -134,6 +134,9 @@ public final class Transcoder {
     /// first operation that starts at the beginning: every segment's renditions are fitted from it, so that a
     /// stream changing size midway keeps one output size in every segment, made alone or in a batch.
     var itemDisplay: Size? = nil
+    /// Each rendition's first picture time (in its encoder's time base), learnt like `itemDisplay`: the media
+    /// timeline that segments after the first are muxed onto starts there (`Pipeline.fragmentShift`).
+    var firstPictureTime: [String: Int64] = [:]
 
     private func rewind() throws {
         let start = file.context.pointee.start_time == vf_nopts_value() ? 0 : file.context.pointee.start_time
@@ -244,6 +247,9 @@ private final class Pipeline {
         var made: [TranscodedSegment] = []
         for output in outputs {
             guard case .rendition = output.kind else { continue }
+            if (window?.index ?? 0) == 0, let first = output.firstPTS, transcoder.firstPictureTime[output.name] == nil {
+                transcoder.firstPictureTime[output.name] = first
+            }
             guard var segment = output.made else {
                 throw MediaError(.invalidData, operation: "transcode", item: item,
                                  message: "segment \(window?.index ?? 0) has no frames")
@@ -622,7 +628,9 @@ private final class Pipeline {
                             mp4Temporary: nil, videoStream: mp4?.videoStream ?? 0, audioStream: mp4?.audioStream,
                             cutter: nil, segmentSeconds: plan.segmentSeconds, timeBase: timeBase, name: rung.name,
                             finishesMP4: false)
-        if let window, window.index > 0 { output.fragmentShift = fragmentShift(videoTimeBase: timeBase) }
+        if let window, window.index > 0 {
+            output.fragmentShift = fragmentShift(videoTimeBase: timeBase, firstPicture: transcoder.firstPictureTime[rung.name])
+        }
         do {
             let writer = try MediaWriter(.fragments(options: ["movflags": "frag_custom+dash+delay_moov"
                                                                 + (window.map { $0.index > 0 } == true ? "+frag_discont" : "")]),
@@ -647,11 +655,14 @@ private final class Pipeline {
     /// picture, after an empty edit when it starts after the audio; audio: past the encoder's priming). A later
     /// segment is muxed with `frag_discont`, which takes the track's media time to be its presentation time (less
     /// the first packet's lead, `decodeLead` for video). The shift is the difference: minus the first picture's time
-    /// for video; the priming less the audio grid's start for audio. Both come from the header, so every segment made
-    /// alone agrees with the batch.
-    private func fragmentShift(videoTimeBase: AVRational) -> (video: Int64, audio: Int64) {
+    /// for video (learnt by the operation that started at the beginning: ``Transcoder/segment(_:rendition:)`` makes
+    /// the init first, a batch segment 0; the stream's header start otherwise, which a stream whose first pictures
+    /// do not decode contradicts); the priming less the audio grid's start for audio.
+    private func fragmentShift(videoTimeBase: AVRational, firstPicture: Int64?) -> (video: Int64, audio: Int64) {
         var video: Int64 = 0
-        if !plan.isStill {
+        if let firstPicture {
+            video = -firstPicture
+        } else if !plan.isStill {
             let stream = file.stream(at: plan.videoStream)
             let start = stream.pointee.start_time
             if start != vf_nopts_value() {
@@ -774,6 +785,8 @@ private final class Output {
     private lazy var lastGap: Int64 = nominalFrameTicks
     var nextBoundary = 0.0
     var firstTime: Double? = nil
+    /// The first frame's timestamp in `timeBase`.
+    var firstPTS: Int64? = nil
     var lastEnd: Double? = nil
     var segments: [(index: Int, start: Double, end: Double, bytes: Int)] = []
     var peakBandwidth = 0
@@ -838,7 +851,7 @@ private final class Output {
         width = Int(raw.pointee.width)
         height = Int(raw.pointee.height)
         let time = Double(pts) * seconds
-        if firstTime == nil { firstTime = time }
+        if firstTime == nil { firstTime = time; firstPTS = pts }
         raw.pointee.pict_type = AV_PICTURE_TYPE_NONE
         if let s = segmentSeconds, frames == 0 || time >= nextBoundary - 1e-4 {
             raw.pointee.pict_type = AV_PICTURE_TYPE_I
