@@ -20,9 +20,8 @@ final class WorkerLane: @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [@Sendable () -> Void] = []
     private var head = 0
-    /// Set while a job, or a ``sync(_:)`` body run in place, executes: the lane's jobs never overlap with either.
-    private var busy = false
-    /// The thread executing while `busy`: the lane's own, or the caller of a ``sync(_:)`` run in place.
+    /// The thread executing a job (the lane's own) or a ``sync(_:)`` body run in place (its caller); nil when idle.
+    /// The lane's jobs never overlap with either.
     private var owner: pthread_t?
     private var stopped = false
     /// The kernel's id of the lane's thread, for changing its scheduling policy from another thread.
@@ -47,17 +46,15 @@ final class WorkerLane: @unchecked Sendable {
             self.tid = tid
             started.signal()
             while true {
-                while !stopped && (busy || head == jobs.count) { condition.wait() }
+                while !stopped && (owner != nil || head == jobs.count) { condition.wait() }
                 if stopped { break }
                 let job = jobs[head]
                 head += 1
                 if head == jobs.count { jobs.removeAll(keepingCapacity: true); head = 0 }
-                busy = true
                 owner = pthread_self()
                 condition.unlock()
                 job()
                 condition.lock()
-                busy = false
                 owner = nil
             }
             condition.unlock()
@@ -66,15 +63,6 @@ final class WorkerLane: @unchecked Sendable {
         thread.start()
         // `asyncWithoutPreempting` knows the thread's id from the first call on.
         started.wait()
-    }
-
-    /// Whether the caller is the thread executing on this lane (its own thread running a job, or a ``sync(_:)``
-    /// caller running its body in place).
-    var isCurrent: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard let owner else { return false }
-        return pthread_equal(owner, pthread_self()) != 0
     }
 
     /// Runs `job` on this lane's thread after the jobs before it.
@@ -120,13 +108,11 @@ final class WorkerLane: @unchecked Sendable {
             condition.unlock()
             return body()
         }
-        if !busy && head == jobs.count && !stopped {
-            busy = true
+        if owner == nil && head == jobs.count && !stopped {
             owner = me
             condition.unlock()
             defer {
                 condition.lock()
-                busy = false
                 owner = nil
                 if head < jobs.count { condition.signal() }
                 condition.unlock()
