@@ -123,6 +123,8 @@ public struct FeedServer: Sendable {
             }
             limit = value
         }
+        // `pending=1`: answer at once; a card whose manifest is not made yet is listed as pending.
+        let answerAtOnce = query.get("pending") == "1"
         var entries: [ServedCatalog.Entry] = []
         do {
             for index in start..<(start + limit) {
@@ -134,11 +136,13 @@ public struct FeedServer: Sendable {
                 return jsonError(.badGateway, "the feed cannot be read: \(Redaction.redacted(String(describing: error)))")
             }
         }
-        // Every card's manifest, made in parallel on the shared pool (cached once per item version).
+        // Every card's manifest, made in parallel on the shared pool (cached once per item version); with
+        // `pending=1` only those already made (in memory or in the cache).
         let engine = self.engine
         let cards = await withTaskGroup(of: (Int, Card).self) { group in
             for (n, entry) in entries.enumerated() {
                 group.addTask {
+                    if answerAtOnce, !engine.hasManifest(entry.folder) { return (n, Card(pendingEntry: entry)) }
                     do {
                         let manifest = try await engine.manifest(for: entry)
                         return (n, Card(entry: entry, manifest: manifest, settings: engine.configuration.settings))

@@ -49,9 +49,12 @@ struct Card: Encodable {
     var preview: String?
     var renditions: [Rendition]?
     var error: String?
+    /// Listed before its manifest was made (`pending=1`): the item's own fields and its poster; the page asks for
+    /// the whole card (`cursor=index&limit=1`) when it needs to play it.
+    var pending: Bool?
 
     enum CodingKeys: String, CodingKey {
-        case index, duration, width, height, still, poster, preview, renditions, error
+        case index, duration, width, height, still, poster, preview, renditions, error, pending
         case publicID = "public_id"
         case createdAt = "created_at"
         case hasAudio = "has_audio"
@@ -82,6 +85,15 @@ struct Card: Encodable {
                 segments: (0..<plan.segmentCount).map { base + name + "/seg-\($0).m4s" },
                 segmentDurations: durations, mp4: settings.makesMP4 ? base + name + ".mp4" : nil)
         }
+    }
+
+    /// The card of an item whose manifest is not made yet: its own fields and its poster (made without the manifest).
+    init(pendingEntry entry: ServedCatalog.Entry) {
+        index = entry.index
+        publicID = entry.item.publicID
+        createdAt = Card.date(entry.item.createdAt)
+        poster = "/media/" + Card.encode(entry.folder) + "/poster.jpg"
+        pending = true
     }
 
     /// The card of an item that cannot be played.

@@ -153,6 +153,11 @@ public final class ServeEngine: Sendable {
         return manifest
     }
 
+    /// Whether the manifest of `folder` is made (in memory or in the cache): ``manifest(for:)`` answers without work.
+    func hasManifest(_ folder: String) -> Bool {
+        knownManifest(folder) != nil || cache.contains(folder + "/manifest.json")
+    }
+
     /// The manifest of `folder` if it is known without work.
     func knownManifest(_ folder: String) -> ItemManifest? { items.withLock { $0.manifests[folder] } }
 
@@ -176,6 +181,7 @@ public final class ServeEngine: Sendable {
     /// - Throws: ``Failure``.
     func cachedBytes(folder: String, file: String) async throws -> [UInt8]? {
         let entry = try await current(folder)
+        if file == Self.poster { return cache.read(folder + "/" + file) }
         guard let manifest = knownManifest(entry.folder) else { return nil }
         guard artifact(for: file, manifest: manifest) != nil else { throw Failure.notFound("\(folder)/\(file)") }
         return cache.read(folder + "/" + file)
@@ -185,8 +191,17 @@ public final class ServeEngine: Sendable {
     /// - Throws: ``Failure``.
     func bytes(folder: String, file: String) async throws -> [UInt8] {
         let entry = try await current(folder)
-        let manifest = try await manifest(for: entry)
-        guard let artifact = artifact(for: file, manifest: manifest) else { throw Failure.notFound("\(folder)/\(file)") }
+        // The poster is made from the source alone: a card listed before its manifest shows it at once.
+        let artifact: Artifact
+        if file == Self.poster {
+            artifact = .poster
+        } else {
+            let manifest = try await manifest(for: entry)
+            guard let found = self.artifact(for: file, manifest: manifest) else {
+                throw Failure.notFound("\(folder)/\(file)")
+            }
+            artifact = found
+        }
         let key = folder + "/" + file
         // Made, or evicted between the job and the read by another replica's cache: try twice.
         for _ in 0..<3 {
@@ -215,10 +230,13 @@ public final class ServeEngine: Sendable {
         throw Failure.failed("\(key.folder): cancelled")
     }
 
+    /// The poster's file name, which needs no manifest.
+    static let poster = "poster.jpg"
+
     /// The job that makes `file` (a path in the batch layout) of an item with `manifest`; nil for no such file.
     func artifact(for file: String, manifest: ItemManifest) -> Artifact? {
         switch file {
-        case "poster.jpg": return .poster
+        case Self.poster: return .poster
         case "preview.mp4", "preview.webp":
             return configuration.settings.preview == nil ? nil : .full
         case "master.m3u8": return configuration.settings.makesSegments ? .full : nil

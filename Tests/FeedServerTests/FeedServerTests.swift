@@ -52,6 +52,38 @@ import Transcoding
         #expect((past["resources"] as? [Any])?.isEmpty == true)
     }
 
+    @Test func aListingThatAnswersAtOnceListsCardsNotMadeYetAsPendingWithTheirPosters() async throws {
+        let server = try await ServerHarness.start(ServeFeeds.loader(try ServeFeeds.folder(Array(Self.files[0...1]))))
+        defer { Task { await server.stop() } }
+        // A cold server: no manifest is made, so both cards come back pending, at once, with no work started.
+        let page = try await server.json("/api/feed?limit=2&pending=1")
+        let pending = try #require(page["resources"] as? [[String: Any]])
+        #expect(pending.map { $0["pending"] as? Bool } == [true, true])
+        #expect(pending.map { $0["index"] as? Int } == [0, 1])
+        #expect((pending[0]["public_id"] as? String)?.hasSuffix("h264_portrait") == true)
+        #expect(pending[0]["created_at"] is String && pending[0]["renditions"] == nil)
+        #expect(page["next_cursor"] == nil && page["total"] as? Int == 2)
+        let manifests = { () -> Int in
+            let names = FileManager.default.enumerator(atPath: server.cache.path)?.allObjects as? [String] ?? []
+            return names.filter { $0.hasSuffix("manifest.json") }.count
+        }
+        #expect(manifests() == 0)
+        // The poster is made from the source alone, without the manifest.
+        let poster = try await server.get(try #require(pending[0]["poster"] as? String))
+        #expect(poster.status == 200 && poster.headers["content-type"] == "image/jpeg")
+        #expect(Array(poster.body.prefix(2)) == [0xFF, 0xD8])
+        #expect(manifests() == 0)
+        // The whole card, asked for alone (the page does this when it is about to play it), waits for its manifest.
+        let one = try await server.json("/api/feed?cursor=1&limit=1")
+        let card = try #require((one["resources"] as? [[String: Any]])?.first)
+        #expect(card["pending"] == nil && card["index"] as? Int == 1)
+        #expect((card["renditions"] as? [[String: Any]])?.isEmpty == false)
+        #expect(manifests() == 1)
+        // Once made, the same listing lists it whole.
+        let again = try #require(try await server.json("/api/feed?limit=2&pending=1")["resources"] as? [[String: Any]])
+        #expect(again.map { $0["pending"] as? Bool } == [true, nil])
+    }
+
     @Test func mediaIsServedWithRangesETagsAndImmutableCaching() async throws {
         let server = try await ServerHarness.start(ServeFeeds.loader(try ServeFeeds.folder([Self.files[0]])))
         defer { Task { await server.stop() } }

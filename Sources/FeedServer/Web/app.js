@@ -85,10 +85,10 @@ function sayHello(card) {
   const box = view.box();
   const source = card.item.renditions && card.item.renditions.length ? card.item
     : feed.items.find(it => it.renditions && it.renditions.length);
+  // Cards listed before their manifest (pending) name no rendition yet: the box alone decides the server's choice.
   const r = source && pickRendition(source.renditions, box.w, box.h);
-  if (!r) return;
-  if (state.hello && state.hello.width === box.w && state.hello.height === box.h) return;
-  state.hello = { type: 'hello', rendition: r.name, width: box.w, height: box.h };
+  if (state.hello && state.hello.width === box.w && state.hello.height === box.h && (state.hello.rendition || !r)) return;
+  state.hello = { type: 'hello', rendition: r ? r.name : null, width: box.w, height: box.h };
   socket.hello(state.hello);
 }
 

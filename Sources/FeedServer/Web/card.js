@@ -2,6 +2,9 @@
 // (a MediaSource with one SourceBuffer: init, then the segments in order, fetched a segment or two ahead of the
 // playhead, endOfStream() after the last), or an error card when the item or its media fails.
 //
+// A card listed before the server made its manifest is pending: it shows its poster, and the first preload() asks
+// for the whole card (env.fill) and goes on from there.
+//
 // Life of a card:   near()      poster loaded (current ± 3)
 //                   preload()   MediaSource attached, init + seg-0 appended, paused on its first frame (current ± 2)
 //                   activate()  plays (muted unless unmuted), loops, streams the rest ahead of the playhead
@@ -17,7 +20,7 @@ export class Card {
    * @param {number} pos      position in the feed (grows past `total` when the feed wraps around)
    * @param {object} item     a resource of /api/feed
    * @param {object} env      {settings: {muted, setMuted}, box(): {w, h}, onFail(card), onFrame(card, ms),
-   *                           onWarn(card, message)}
+   *                           onWarn(card, message), fill(item) → Promise<whole item>}
    */
   constructor(pos, item, env) {
     this.pos = pos;
@@ -29,6 +32,9 @@ export class Card {
     this.rendition = null;
     this.watch = 0;            // token of the pending first-frame measurement
     this.frame = 0;            // the progress bar's animation frame
+    this.wanted = false;       // preload() asked for media and free() has not dropped it since
+    this.filling = null;       // a pending item's whole card, being asked for
+    this.startAt = null;       // activate()'s t0 while the whole card is awaited
     this.el = this.build();
     if (item.error) this.fail(item.error);
   }
@@ -71,7 +77,9 @@ export class Card {
   /** Attach a MediaSource and append init + seg-0 (paused at 0 on its first frame). Idempotent. */
   preload() {
     this.near();
+    this.wanted = true;
     if (this.media || this.failed) return;
+    if (this.item.pending) return this.fillPending();
     if (!MediaSourceClass) return this.fail('this browser has no Media Source Extensions');
     const { w, h } = this.env.box();
     const r = this.rendition || pickRendition(this.item.renditions, w, h);
@@ -107,6 +115,21 @@ export class Card {
     } else {
       video.addEventListener('loadeddata', () => this.el.classList.add('has-frame'), { once: true });
     }
+  }
+
+  /** Ask for a pending item's whole card; then preload (and play, if current) as if it had been listed whole. */
+  fillPending() {
+    if (this.filling || !this.env.fill) return;
+    this.filling = this.env.fill(this.item).then(full => {
+      this.filling = null;
+      this.item = full;
+      if (full.error) return this.fail(full.error);
+      if (this.active) this.activate(this.startAt);
+      else if (this.wanted) this.preload();
+    }, e => {
+      this.filling = null;
+      if (this.active || this.wanted) this.fail(e.message || String(e));
+    });
   }
 
   open(m) {
@@ -237,9 +260,10 @@ export class Card {
     this.active = true;
     this.el.classList.add('active');
     this.el.classList.remove('user-paused');
+    this.startAt = t0;
     this.preload();
     const m = this.media;
-    if (!m) return;
+    if (!m) return;     // failed, or pending: fillPending() comes back here
     const token = ++this.watch;
     if (t0 != null && m.video.requestVideoFrameCallback) {
       m.video.requestVideoFrameCallback((now, meta) => {
@@ -312,6 +336,7 @@ export class Card {
 
   /** Detach the MediaSource so the decoder and its buffers go; the card can be preloaded again later. */
   free() {
+    this.wanted = false;
     const m = this.media;
     if (!m) return;
     this.media = null;

@@ -1,6 +1,8 @@
-// feed.js — the listing: pages of GET /api/feed?limit=N&cursor=C loaded on demand (Cloudinary's shape:
+// feed.js — the listing: pages of GET /api/feed?limit=N&cursor=C&pending=1 loaded on demand (Cloudinary's shape:
 // `resources`, `next_cursor` absent on the last page, `total` once the end is known). Once the listing has ended the
 // feed wraps around: position p shows item p mod n, and the index sent to the server is the item's own `index`.
+// `pending=1`: the server answers at once, listing an item whose manifest it has not made yet as a pending card
+// (its own fields and poster); `fill()` asks for that one card whole when it is about to play.
 
 const RETRY_MS = 2000;   // wait before asking again after a failed page
 
@@ -21,7 +23,7 @@ export class FeedSource {
     if (this.done) return Promise.resolve(false);
     if (this.loading) return this.loading;
     const wait = Math.max(0, this.retryAt - Date.now());
-    const url = `/api/feed?limit=${this.limit}` + (this.cursor != null ? `&cursor=${encodeURIComponent(this.cursor)}` : '');
+    const url = `/api/feed?limit=${this.limit}&pending=1` + (this.cursor != null ? `&cursor=${encodeURIComponent(this.cursor)}` : '');
     this.loading = (async () => {
       if (wait) await new Promise(r => setTimeout(r, wait));
       try {
@@ -48,6 +50,31 @@ export class FeedSource {
       }
     })();
     return this.loading;
+  }
+
+  /** The whole card of a pending item (one request per item, shared); it replaces the pending one in the listing. */
+  fill(item) {
+    if (!item.pending) return Promise.resolve(item);
+    const known = this.items.find(r => r.index === item.index && !r.pending);   // filled for another position
+    if (known) return Promise.resolve(known);
+    this.fills = this.fills || new Map();
+    let p = this.fills.get(item.index);
+    if (!p) {
+      const url = `/api/feed?limit=1&cursor=${encodeURIComponent(item.index)}`;
+      p = (async () => {
+        const res = await fetch(url, { cache: 'no-store' });
+        const page = await res.json().catch(() => ({}));
+        if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}${page.error ? ': ' + page.error : ''}`);
+        const full = (page.resources || [])[0];
+        if (!full || full.index !== item.index) throw new Error(`GET ${url}: no item ${item.index}`);
+        const at = this.items.indexOf(item);
+        if (at >= 0) this.items[at] = full;
+        return full;
+      })();
+      this.fills.set(item.index, p);
+      p.then(() => this.fills.delete(item.index), () => this.fills.delete(item.index));
+    }
+    return p;
   }
 
   /** The item shown at a position, or undefined when it is not loaded (yet). */

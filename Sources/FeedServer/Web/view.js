@@ -56,6 +56,7 @@ export class FeedView {
       settings: this.hooks.settings, box: () => this.box(),
       onFail: card => this.hooks.onFail(card), onFrame: (card, ms) => this.hooks.onFrame(card, ms),
       onWarn: (card, message) => this.hooks.onWarn(card, message),
+      fill: item => this.feed.fill(item),
     };
     const added = document.createDocumentFragment();
     while (this.cards.length < want) {
