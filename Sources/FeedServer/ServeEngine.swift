@@ -298,9 +298,9 @@ public final class ServeEngine: Sendable {
         let plan = transcoder.plan
         switch key.artifact {
         case .manifest:
+            // Every rendition's init from one pass over the first frames (one decode for all of them).
             var codecs: [String] = []
-            for r in plan.renditions.indices {
-                let made = try transcoder.initializationSegment(rendition: r)
+            for (r, made) in try transcoder.initializationSegments().enumerated() {
                 codecs.append(made.codecs)
                 let initKey = "\(folder)/\(plan.renditions[r].name)/init.mp4"
                 if !cache.contains(initKey) { try cache.write(initKey, made.bytes) }

@@ -236,6 +236,16 @@ import Testing
         }
         // Many decoder threads hold the first picture back while the audio runs past a segment's window: the
         // segment and the init still come out (they once waited forever for an audio end already given).
+        // Every rendition's init from one pass is each one's init made alone.
+        var ladder = Self.single
+        ladder.ladder = [Size(width: 720, height: 1280), Size(width: 540, height: 960), Size(width: 360, height: 640)]
+        let all = try Transcoder(file: MediaFile(path: source), settings: ladder)
+        let together = try all.initializationSegments()
+        #expect(together.count == all.plan.renditions.count && together.count > 1)
+        for r in all.plan.renditions.indices {
+            let alone = try Transcoder(file: MediaFile(path: source), settings: ladder).initializationSegment(rendition: r)
+            #expect(together[r].bytes == alone.bytes && together[r].codecs == alone.codecs, "rendition \(r)")
+        }
         var threaded = Self.single
         threaded.threads = 16
         let held = try Transcoder(file: MediaFile(path: source), settings: threaded)

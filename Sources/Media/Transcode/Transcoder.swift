@@ -126,6 +126,19 @@ public final class Transcoder {
         return (segment.initialization, segment.codecs)
     }
 
+    /// ``initializationSegment(rendition:)`` of every rendition, in the plan's order, from one pass over the item's
+    /// first frames (one decode, one filter graph split into every rendition): each is byte-identical to the one
+    /// made alone.
+    /// - Throws: ``MediaError`` as ``segment(_:rendition:)`` does.
+    public func initializationSegments() throws -> [(bytes: [UInt8], codecs: String)] {
+        if used { try rewind() }
+        used = true
+        let pipeline = try Pipeline(transcoder: self, rungs: Array(plan.renditions.indices),
+                                    window: (0, plan.segmentSeconds, 0))
+        pipeline.firstFrameOnly = true
+        return try pipeline.runSegments().map { ($0.initialization, $0.codecs) }
+    }
+
     /// Whether the file was read already (the next operation starts over from the beginning).
     private var used = false
     /// A still's one picture once decoded: image demuxers cannot always seek back to it.
