@@ -2,7 +2,8 @@
 """Transcodes every media file of a folder with `videofeed transcode` and checks each rendition against the source
 with the ffmpeg CLI: decodes with `ffmpeg -v error` and no message, the frame count follows the source (or the frame
 rate cap), the duration is within one frame of the source's video, the picture is upright and square-pixel (its
-aspect is the source's display aspect after ffmpeg's autorotation), HDR sources come out BT.709. Prints a Markdown
+aspect is the source's display aspect after ffmpeg's autorotation), HDR sources come out BT.709, and the CMAF
+segments joined after their init show every video frame and audio packet at the fast-start MP4's times. Prints a Markdown
 table; exit 1 if any check failed.
 
     python3 scripts/transcode-conformance.py [--bin videofeed] [--out DIR] FOLDER
@@ -41,6 +42,33 @@ def video_facts(path):
     fps = float(rate[0]) / float(rate[1]) if len(rate) == 2 and float(rate[1]) else 0
     return dict(frames=len(frames), span=span, aspect=width / h if h else 0, fps=fps,
                 transfer=stream.get("color_transfer"), width=w, height=h)
+
+
+def packet_times(path, stream):
+    """Presentation times (ms) of every packet of the first `stream` ("v" or "a") stream, as ffprobe reads them."""
+    data = probe(path, "-select_streams", stream + ":0", "-show_entries", "packet=pts_time")
+    return [round(float(p["pts_time"]) * 1000) for p in data.get("packets", []) if "pts_time" in p]
+
+
+def segments_problem(out, rendition):
+    """The rendition's init + media segments joined must show the fast-start MP4's video frames and audio packets at
+    the same times (each segment is its own encoder session; its timeline must still be the whole item's)."""
+    segments = rendition.get("segments") or []
+    if not segments or not rendition.get("init"):
+        return None
+    joined = os.path.join(out, "segments-joined.mp4")
+    with open(joined, "wb") as f:
+        for part in [rendition["init"]] + segments:
+            with open(os.path.join(out, part), "rb") as g:
+                f.write(g.read())
+    mp4 = os.path.join(out, rendition["mp4"])
+    problem = None
+    if sorted(packet_times(joined, "v")) != sorted(packet_times(mp4, "v")):
+        problem = "segment video times"
+    elif packet_times(joined, "a") != packet_times(mp4, "a"):
+        problem = "segment audio times"
+    os.unlink(joined)
+    return problem
 
 
 def main():
@@ -89,6 +117,9 @@ def main():
             problems.append("aspect")
         if made["transfer"] not in ("bt709",):
             problems.append("transfer")
+        segment_problem = segments_problem(out, rendition)
+        if segment_problem:
+            problems.append(segment_problem)
         failures += bool(problems)
         print(f"| {name} | {src['width']}x{src['height']} | {made['width']}x{made['height']} {rendition['codecs']} | "
               f"{src['frames']} → {made['frames']}{' (still)' if still else ''} | {src['span']:.3f} → {made['span']:.3f} | "

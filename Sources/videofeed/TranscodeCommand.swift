@@ -36,7 +36,7 @@ struct RenditionOptions: ParsableArguments {
     var threads: Int?
 
     @Option(name: .customLong("x264-threads"), help: """
-        x264 frame threads per encoder. They change the bitstream, so the default is fixed, not the machine's: every \
+        x264 threads per encoder (sliced: repeatable). Their count changes the bitstream, so the default is fixed, not the machine's: every \
         machine, batch or server, makes the same bytes. 0 lets x264 choose (outputs then differ between machines).
         """)
     var x264Threads: Int = 4
