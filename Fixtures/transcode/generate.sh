@@ -41,7 +41,7 @@ start=$(date +%s)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-FILES=(rotated_phone.mp4 hdr10_pq.mp4 hlg.mp4 hdr10_rotated_phone.mp4 interlaced.ts mono_22k.mkv surround.mp4 anamorphic.mkv long_gop_b.mp4)
+FILES=(rotated_phone.mp4 hdr10_pq.mp4 hlg.mp4 hdr10_rotated_phone.mp4 interlaced.ts mono_22k.mkv surround.mp4 anamorphic.mkv long_gop_b.mp4 one_keyframe.ts)
 rm -f "${FILES[@]}"
 
 # ---------------------------------------------------------------------------
@@ -362,6 +362,21 @@ idet=$(ffmpeg -nostdin -hide_banner -v info -i interlaced.ts -map 0:v -vf idet -
 tff=${BASH_REMATCH[1]} bff=${BASH_REMATCH[2]} prog=${BASH_REMATCH[3]} und=${BASH_REMATCH[4]}
 (( tff * 10 >= (tff + bff + prog + und) * 8 && bff == 0 )) \
   || die "interlaced.ts: idet says TFF $tff BFF $bff progressive $prog undetermined $und, wanted >= 80% TFF"
+
+# ---------------------------------------------------------------------------
+# one_keyframe.ts
+# ---------------------------------------------------------------------------
+log "one_keyframe.ts"
+# H.264 in MPEG-TS with one keyframe (frame 0) in 3.2 s: a demuxer that seeks by searching timestamps lands on
+# P-frames that decode to nothing, so a segment after the first must be decoded from the start.
+"${FF[@]}" -f lavfi -i "testsrc2=size=160x120:rate=25:duration=3.2" \
+  -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=3.2" \
+  "${X264[@]}" -preset medium -crf 32 -g 1000 -keyint_min 1000 -sc_threshold 0 -bf 0 \
+  -c:a aac -b:a 32k -ac 1 -ar 48000 "${DET[@]}" -f mpegts one_keyframe.ts
+check_common one_keyframe.ts 3.1 3.3
+check_video one_keyframe.ts h264 160 120 yuv420p
+expect one_keyframe.ts "keyframes" \
+  "$(ffprobe -v error -select_streams v:0 -show_entries packet=flags -of csv=p=0 one_keyframe.ts | grep -c K)" "1"
 
 # ---------------------------------------------------------------------------
 # mono_22k.mkv, surround.mp4

@@ -105,6 +105,9 @@ public final class ServeEngine: Sendable {
     /// An engine serving `feed`.
     /// - Throws: when the cache folder cannot be created.
     public init(feed: Feed, configuration: Configuration, metrics: ServeMetrics = ServeMetrics()) throws {
+        // A long-running server within a memory budget: decoded pictures and encoder buffers (megabytes each) go
+        // back to the system when freed, instead of staying in glibc's per-thread heaps after each job.
+        AllocatorTuning.returnLargeBlocks()
         self.configuration = configuration
         self.metrics = metrics
         let cache = try MediaCache(root: configuration.cache, limit: configuration.cacheLimit)

@@ -311,6 +311,20 @@ import Testing
         #expect(abs(end - listed) < 0.002, "media ends at \(end) s, the playlist at \(listed) s")
     }
 
+    @Test("an MPEG-TS with one keyframe: a segment after the first (its seek lands where nothing decodes) is decoded from the start, in the batch and alone, and keeps every frame")
+    func oneKeyframeTransportStream() throws {
+        let source = TestFixtures.transcode("one_keyframe.ts")
+        let (out, report) = try Self.transcode(source)
+        defer { try? FileManager.default.removeItem(at: out) }
+        let rendition = try #require(report.renditions.first)
+        #expect(rendition.segments.count == 2)
+        let frames = try Self.decode(source).frames
+        #expect(rendition.frames == frames)
+        let alone = try Transcoder(file: MediaFile(path: source), settings: Self.single).segment(1, rendition: 0)
+        let batch = try [UInt8](Data(contentsOf: out.appendingPathComponent(rendition.segments[1])))
+        #expect(alone.frames == frames - 50 && alone.media == batch)
+    }
+
     @Test("a still's segments made on demand: its picture for the segment's span, with the batch's init")
     func stillOnDemand() throws {
         let source = TestFixtures.media("image.jpg")

@@ -48,20 +48,17 @@ public final class Transcoder {
         }
         let batch = BatchFiles(folder: folder, settings: settings, renditions: plan.renditions)
         defer { batch.discardTemporaries() }
-        let s = plan.segmentSeconds
         for k in 0..<plan.segmentCount {
-            if used { try rewind() }
-            used = true
-            let pipeline = try Pipeline(transcoder: self, rungs: Array(plan.renditions.indices),
-                                        window: (Double(k) * s, Double(k + 1) * s, k), batch: batch)
-            let made: [TranscodedSegment]
+            let made: (pipeline: Pipeline, segments: [TranscodedSegment])
             do {
-                made = try pipeline.runSegments()
-            } catch let error as MediaError where k > 0 && pipeline.windowFrames == 0 && error.kind == .invalidData {
+                made = try segments(k, rungs: Array(plan.renditions.indices), batch: batch)
+            } catch let error as WindowError where k > 0 && error.windowFrames == 0 && error.error.kind == .invalidData {
                 // The header promised more than the stream holds: the item ends with the segment before.
                 break
+            } catch let error as WindowError {
+                throw error.error
             }
-            try batch.add(made, from: pipeline)
+            try batch.add(made.segments, from: made.pipeline)
         }
         try batch.finishMP4s()
         if let preview = settings.preview {
@@ -88,15 +85,15 @@ public final class Transcoder {
             throw MediaError(.invalidArgument, operation: "transcode", item: file.item,
                              message: "no segment \(index); this item has \(plan.segmentCount)")
         }
-        let s = plan.segmentSeconds
         // Cut mid-stream, the muxer writes its own edit lists; the rendition's one initialisation segment is
         // segment 0's. Made first: it also learns the item's first picture, whose shape sizes every segment.
         let initialization = index > 0 ? try self.initialization(rendition: rendition) : nil
-        if used { try rewind() }
-        used = true
-        let pipeline = try Pipeline(transcoder: self, rungs: [rendition],
-                                    window: (Double(index) * s, Double(index + 1) * s, index))
-        var segment = try pipeline.runSegment()
+        var segment: TranscodedSegment
+        do {
+            segment = try segments(index, rungs: [rendition], batch: nil).segments[0]
+        } catch let error as WindowError {
+            throw error.error
+        }
         if let initialization { segment.initialization = initialization }
         return segment
     }
@@ -124,6 +121,40 @@ public final class Transcoder {
         pipeline.firstFrameOnly = true
         let segment = try pipeline.runSegment()
         return (segment.initialization, segment.codecs)
+    }
+
+    /// A ``MediaError`` of one segment's pipeline, with how many source frames it had in its window.
+    private struct WindowError: Error {
+        let error: MediaError
+        let windowFrames: Int
+    }
+
+    /// Segment `k` of `rungs` by the one routine both the batch and ``segment(_:rendition:)`` use: seek, decode the
+    /// window, encode; from the item's start when the seek landed past the window's start.
+    /// - Throws: ``WindowError``.
+    private func segments(_ k: Int, rungs: [Int], batch: BatchFiles?) throws
+        -> (pipeline: Pipeline, segments: [TranscodedSegment]) {
+        let s = plan.segmentSeconds
+        // The last segment the header's duration promises takes whatever follows it: an MPEG-TS duration is an
+        // estimate, and pictures past it are still the item's.
+        let window = (Double(k) * s, k == plan.segmentCount - 1 ? max(Double(k + 1) * s, 1e9) : Double(k + 1) * s, k)
+        for fromStart in [false, true] {
+            if used || fromStart { try rewind() }
+            used = true
+            let pipeline = try Pipeline(transcoder: self, rungs: rungs, window: window, batch: batch)
+            pipeline.fromStart = fromStart
+            do {
+                return (pipeline, try pipeline.runSegments())
+            } catch is Pipeline.LandedPastWindow {
+                continue
+            } catch let error as MediaError {
+                // Nothing decoded after the seek (no keyframe from where it landed to the end): from the start.
+                if !fromStart, k > 0, pipeline.video.framesDecoded == 0, error.kind == .invalidData { continue }
+                throw WindowError(error: error, windowFrames: pipeline.windowFrames)
+            }
+        }
+        throw WindowError(error: MediaError(.invalidData, operation: "transcode", item: file.item,
+                                            message: "segment \(k): no picture at its start"), windowFrames: 0)
     }
 
     /// ``initializationSegment(rendition:)`` of every rendition, in the plan's order, from one pass over the item's
@@ -190,6 +221,11 @@ private final class Pipeline {
     private(set) var windowFrames = 0
     /// Only the first few video frames (for the initialisation segment).
     var firstFrameOnly = false
+    /// Decode from the item's start instead of seeking to the window (the caller rewound the file).
+    var fromStart = false
+    private var landingChecked = false
+    /// Thrown at the first picture decoded after the seek when it is past the window's start.
+    struct LandedPastWindow: Error {}
     private var initFrames = 0
     var temporaries: [String] = []
 
@@ -255,7 +291,7 @@ private final class Pipeline {
     /// The window's segment of every rendition, in the order of `rungs`.
     func runSegments() throws -> [TranscodedSegment] {
         // A still has one picture: no seek, its frames are made from it.
-        if let window, window.start > 0, !plan.isStill { try seek(to: window.start) }
+        if let window, window.start > 0, !plan.isStill, !fromStart { try seek(to: window.start) }
         try pump()
         var made: [TranscodedSegment] = []
         for output in outputs {
@@ -367,6 +403,13 @@ private final class Pipeline {
         raw.pointee.pts = pts
         let seconds = Double(pts) * Double(tb.num) / Double(max(tb.den, 1))
         if let window, !firstFrameOnly, !plan.isStill {
+            if !landingChecked {
+                landingChecked = true
+                // The seek landed past the window's start (no keyframe where the demuxer's search landed: an
+                // MPEG-TS with long GOPs): the frames from the start to here would be lost. Start over from the
+                // beginning of the item instead.
+                if window.start > 0, !fromStart, seconds > window.start + 0.0005 { throw LandedPastWindow() }
+            }
             if seconds < window.start - 0.0005 { return }
             if seconds >= window.end - 0.0005 {
                 videoDone = true
