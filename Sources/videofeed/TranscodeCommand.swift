@@ -36,10 +36,11 @@ struct RenditionOptions: ParsableArguments {
     var threads: Int?
 
     @Option(name: .customLong("x264-threads"), help: """
-        x264 threads per encoder (sliced: repeatable). Their count changes the bitstream, so the default is fixed, not the machine's: every \
-        machine, batch or server, makes the same bytes. 0 lets x264 choose (outputs then differ between machines).
+        x264 threads per encoder. With more than one, x264's rate control (under the renditions' bitrate cap) \
+        depends on thread timing and the same segment can come out in different bytes; with one, every run, batch \
+        or server, makes the same bytes. 0 lets x264 choose.
         """)
-    var x264Threads: Int = 4
+    var x264Threads: Int = 1
 
     @Option(help: "Frame-rate cap (frames per second).")
     var maxFps: Double = 60

@@ -9,17 +9,17 @@ public struct VideoEncoding: Sendable, Hashable, Codable {
     public var preset: String = "veryfast"
     /// The H.264 profile (`-profile:v`): `baseline`, `main` or `high`.
     public var profile: String = "high"
-    /// x264's threads, each encoding a slice of every frame (x264's sliced threads). Frame threads would be faster
-    /// (about a third, for a 1080x1920 segment on 2 cores) but are not repeatable: with the VBV cap every rendition
-    /// has, a frame's rate control reads how far the frames being encoded on other threads have got, so the same
-    /// segment came out in two versions from one binary. Slices change the bitstream with their count, so the
-    /// default is a fixed 4, not the machine's core count, so that every machine — a batch with any `--jobs`, a
-    /// server replica with any `--workers` — makes the same bytes for the same item and settings. 0 lets x264
-    /// choose, and then outputs differ between machines.
-    public var threads: Int = 4
+    /// x264's (frame) threads. One by default, because with the VBV cap every rendition has, x264's rate control
+    /// with more than one thread (frame or sliced) reads how far the other threads have got, so the same segment
+    /// came out in two or three versions from one binary (`fire2.mp4`'s segments, measured: 8 of 8 runs identical
+    /// with one thread or without the cap, 2–3 versions in 8 runs with 4 frame or 4 sliced threads). Byte-identical
+    /// segments are what lets a batch, a server and its replicas share one cache. More threads make one encoder
+    /// faster (a 1080x1920 segment in ~1.25 s instead of ~1.9 s on 2 cores) but not repeatable; the batch and the
+    /// server keep the cores busy with several encoders at once instead. 0 lets x264 choose.
+    public var threads: Int = 1
 
     /// The defaults described on each property.
-    public init(crf: Double = 23, preset: String = "veryfast", profile: String = "high", threads: Int = 4) {
+    public init(crf: Double = 23, preset: String = "veryfast", profile: String = "high", threads: Int = 1) {
         self.crf = crf
         self.preset = preset
         self.profile = profile
@@ -60,7 +60,6 @@ final class VideoEncoder {
             ctx.pointee.color_trc = AVCOL_TRC_BT709
             ctx.pointee.colorspace = AVCOL_SPC_BT709
             ctx.pointee.thread_count = Int32(min(max(0, encoding.threads), 64))
-            ctx.pointee.thread_type = FF_THREAD_SLICE   // sliced threads: repeatable (see `VideoEncoding.threads`)
             if let maxBitrate {
                 ctx.pointee.rc_max_rate = Int64(maxBitrate)
                 ctx.pointee.rc_buffer_size = Int32(clamping: maxBitrate * 2)
