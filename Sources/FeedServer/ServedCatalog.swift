@@ -34,14 +34,20 @@ actor ServedCatalog {
     let settings: TranscodeSettings
     private var entries: [Int: Entry] = [:]
     private var byFolder: [String: Int] = [:]
+    /// Retired folders (410 Gone), at most `retiredLimit`: the oldest are forgotten first (then 404, as never listed),
+    /// so a server whose sources keep changing does not grow by one name per version for ever.
     private var retired: Set<String> = []
+    private var retiredOrder: [String] = []
+    private var retiredHead = 0
+    let retiredLimit: Int
     /// Called with each new or changed entry (the engine learns where a folder's source is).
     private let onEntry: @Sendable (Entry) -> Void
     /// Called with each folder retired (the engine forgets what it kept for it).
     private let onRetire: @Sendable (String) -> Void
 
     init(feed: Feed, settings: TranscodeSettings, onEntry: @escaping @Sendable (Entry) -> Void,
-         onRetire: @escaping @Sendable (String) -> Void = { _ in }) {
+         onRetire: @escaping @Sendable (String) -> Void = { _ in }, retiredLimit: Int = 100_000) {
+        self.retiredLimit = max(1, retiredLimit)
         self.feed = feed
         self.settings = settings
         self.onEntry = onEntry
@@ -106,7 +112,17 @@ actor ServedCatalog {
 
     /// Marks `folder` as an earlier version (its URLs answer 410) and tells the engine.
     private func retire(_ folder: String) {
-        retired.insert(folder)
+        if retired.insert(folder).inserted {
+            retiredOrder.append(folder)
+            if retiredOrder.count - retiredHead > retiredLimit {
+                retired.remove(retiredOrder[retiredHead])
+                retiredHead += 1
+                if retiredHead >= retiredLimit {
+                    retiredOrder.removeFirst(retiredHead)
+                    retiredHead = 0
+                }
+            }
+        }
         onRetire(folder)
     }
 

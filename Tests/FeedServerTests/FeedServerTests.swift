@@ -233,6 +233,26 @@ import Transcoding
             Issue.record("the first version is not retired")
             return
         }
+        // The catalog remembers a bounded number of retired versions: past it, the oldest answers as never listed.
+        let catalog = ServedCatalog(feed: Feed(loader: ServeFeeds.loader(root)), settings: TranscodeSettings(),
+                                    onEntry: { _ in }, retiredLimit: 1)
+        let a = try #require(try await catalog.entry(at: 0))
+        var versions = [a.folder]
+        for replacement in [TestFixtures.transcode("long_gop_b.mp4"), Self.files[0]] {
+            let path = root.appendingPathComponent("00-h264_portrait.mp4").path
+            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.copyItem(atPath: replacement, toPath: path)
+            versions.append(try #require(try await catalog.entry(at: 0)).folder)
+        }
+        var states: [String] = []
+        for folder in versions {
+            switch await catalog.lookup(folder: folder) {
+            case .current: states.append("current")
+            case .retired: states.append("retired")
+            case .unknown: states.append("unknown")
+            }
+        }
+        #expect(states == ["unknown", "retired", "current"])
     }
 
     /// A file already in the cache is answered from it at once — no work task, no hang-up watch — while the item's
