@@ -39,8 +39,8 @@ public struct ItemManifest: Sendable, Codable, Equatable {
 ///
 /// Every media file is made by FFmpeg through the same code as the batches — `Transcoder.segment`,
 /// `Transcoder.initializationSegment`, `Transcoder.run` and `ThumbnailRenderer` — and stored in the cache at the
-/// relative path `videofeed transcode` writes. Initialisation segments and full-run files are byte-identical to the
-/// batch's; a media segment made alone is not yet (x264's lookahead sees across boundaries in the batch's one pass).
+/// relative path `videofeed transcode` writes. Initialisation segments, media segments made alone and full-run files
+/// are byte-identical to the batch's (one routine makes a segment in both, with one x264 thread per encoder).
 public final class ServeEngine: Sendable {
     /// How the engine works.
     public struct Configuration: Sendable {
