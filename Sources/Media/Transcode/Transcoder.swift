@@ -596,19 +596,20 @@ private final class Pipeline {
         let display = transcoder.itemDisplay ?? shown
         // Branches: the renditions, then the preview's MP4 and WebP.
         var branches: [String] = []
+        let toneMap = toneMapping(first: first)
         for r in rungs {
             let rung = plan.renditions[r]
             let size = Size(parsing: rung.name).map { TranscodePlan.fit(display, in: $0) }
                 ?? Size(width: rung.width, height: rung.height)
             branches.append(Pipeline.branch(width: size.width, height: size.height, orientation: info.orientation,
-                                            adjustment: settings.adjustment))
+                                            adjustment: settings.adjustment, toneMap: toneMap))
         }
         let preview = previewFolder == nil ? nil : settings.preview
         var description = "[in]" + prefilters(first: first, info: info, still: still)
         if let preview {
             let size = TranscodePlan.fit(display, in: preview.box)
             let shaped = Pipeline.branch(width: size.width, height: size.height, orientation: info.orientation,
-                                         adjustment: settings.adjustment)
+                                         adjustment: settings.adjustment, toneMap: toneMap)
             branches.append("trim=end=\(preview.seconds)," + shaped)
             branches.append("trim=end=\(preview.seconds),fps=\(preview.webpFrameRate)," + shaped)
         }
@@ -744,23 +745,13 @@ private final class Pipeline {
                                         duration: segment.end - segment.start, frames: segment.frames, codecs: "")
     }
 
-    /// The filters before the split: deinterlace, tone map, frame-rate cap.
+    /// The filters before the split: deinterlace, frame-rate cap.
     private func prefilters(first: UnsafeMutablePointer<AVFrame>, info: StreamInfo, still: Bool) -> String {
         var chain: [String] = []
         let order = file.stream(at: plan.videoStream).pointee.codecpar.pointee.field_order
         if settings.deinterlaces, !still, Deinterlacer.isNeeded(first: first, fieldOrder: order) {
             chain.append(Deinterlacer.filter)
             deinterlaced = true
-        }
-        let trc = first.pointee.color_trc
-        if settings.toneMapsHDR, trc == AVCOL_TRC_SMPTE2084 || trc == AVCOL_TRC_ARIB_STD_B67 {
-            var input = "tin=" + (trc == AVCOL_TRC_SMPTE2084 ? "smpte2084" : "arib-std-b67")
-            if first.pointee.color_primaries == AVCOL_PRI_UNSPECIFIED { input += ":pin=bt2020" }
-            if first.pointee.colorspace == AVCOL_SPC_UNSPECIFIED { input += ":min=bt2020nc" }
-            if first.pointee.color_range == AVCOL_RANGE_UNSPECIFIED { input += ":rin=tv" }
-            chain.append("zscale=\(input):t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,"
-                + "tonemap=tonemap=hable:desat=0,zscale=t=bt709:m=bt709:r=tv,format=yuv420p")
-            toneMapped = true
         }
         // Timestamp jitter makes a 60 fps phone clip measure 60.06: only a rate clearly above the cap is capped.
         if !still, let fps = info.averageFrameRate.value, fps > settings.maxFrameRate * 1.05 {
@@ -769,11 +760,40 @@ private final class Pipeline {
         return chain.isEmpty ? "null" : chain.joined(separator: ",")
     }
 
-    /// One branch after the split: scale to the rendition's size in the stored orientation, 8-bit 4:2:0 BT.709
-    /// limited range, adjust, turn upright, square pixels.
-    static func branch(width: Int, height: Int, orientation: Orientation, adjustment: PictureAdjustment) -> String {
+    /// How an HDR picture (PQ or HLG) is tone-mapped to SDR BT.709, as `zscale` input options (what the frame says
+    /// of itself, BT.2020 where it says nothing); nil for SDR or with tone mapping off.
+    private func toneMapping(first: UnsafeMutablePointer<AVFrame>) -> ToneMap? {
+        let trc = first.pointee.color_trc
+        guard settings.toneMapsHDR, trc == AVCOL_TRC_SMPTE2084 || trc == AVCOL_TRC_ARIB_STD_B67 else { return nil }
+        var input = "tin=" + (trc == AVCOL_TRC_SMPTE2084 ? "smpte2084" : "arib-std-b67")
+        if first.pointee.color_primaries == AVCOL_PRI_UNSPECIFIED { input += ":pin=bt2020" }
+        if first.pointee.colorspace == AVCOL_SPC_UNSPECIFIED { input += ":min=bt2020nc" }
+        if first.pointee.color_range == AVCOL_RANGE_UNSPECIFIED { input += ":rin=tv" }
+        toneMapped = true
+        return ToneMap(input: input)
+    }
+
+    /// The tone-mapping recipe of the usual ffmpeg command (linear light, BT.709 primaries, Hable, back to BT.709
+    /// limited range), applied per branch at the branch's size: the first `zscale` also resizes, so the float
+    /// stages run on the rendition's pixels, not the source's (a 720x405 rendition of a 1920x1080 HDR10 source:
+    /// 7× fewer).
+    struct ToneMap {
+        /// `zscale` options naming the input's transfer (and primaries, matrix, range where the frame has none).
+        let input: String
+
+        func filters(width: Int, height: Int) -> String {
+            "zscale=w=\(width):h=\(height):f=bicubic:\(input):t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,"
+                + "tonemap=tonemap=hable:desat=0,zscale=t=bt709:m=bt709:r=tv,format=yuv420p"
+        }
+    }
+
+    /// One branch after the split: scale to the rendition's size in the stored orientation (tone-mapping HDR on the
+    /// way), 8-bit 4:2:0 BT.709 limited range, adjust, turn upright, square pixels.
+    static func branch(width: Int, height: Int, orientation: Orientation, adjustment: PictureAdjustment,
+                       toneMap: ToneMap? = nil) -> String {
         let (w, h) = orientation.swapsAxes ? (height, width) : (width, height)
-        var filters = ["scale=w=\(w):h=\(h):flags=bicubic:out_color_matrix=bt709:out_range=tv", "format=yuv420p"]
+        var filters = toneMap.map { [$0.filters(width: w, height: h)] }
+            ?? ["scale=w=\(w):h=\(h):flags=bicubic:out_color_matrix=bt709:out_range=tv", "format=yuv420p"]
         if !adjustment.isIdentity {
             filters.append("eq=brightness=\(adjustment.brightness):contrast=\(adjustment.contrast)"
                 + ":saturation=\(adjustment.saturation)")
