@@ -20,7 +20,7 @@ help:
 	@echo "make serve           release build, then videofeed serve on Fixtures/serve/feed.json at http://127.0.0.1:8080/"
 	@echo "                     (PORT=..., SOURCE=... to change; the page, API and design in docs/serve.md)"
 	@echo "make test-sanitizers ASan: Media, Thumbnails and CLI suites; TSan: Feed, Prefetch, FeedPlayer, Thumbnails,"
-	@echo "                     Transcoding"
+	@echo "                     Transcoding, Transcode (its encoder lanes), FeedServer"
 	@echo "make fuzz            libFuzzer + ASan over the Media layer for FUZZ_SECONDS (default 600), under nice"
 	@echo "make soak            10,000 random swipes over Fixtures/soak-feed.json, JSON report into soak.json"
 	@echo "make build|release   debug or release build of the package"
@@ -92,13 +92,14 @@ test: deps browser-deps
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter SoakTests
 
 # C-interop suites under AddressSanitizer (Media, Thumbnails, and the CLI that drives them), the concurrent suites
-# (Feed, Prefetch, FeedPlayer, the thumbnail batch) under ThreadSanitizer. .ci/lsan.supp lists the toolchain
+# (Feed, Prefetch, FeedPlayer, the thumbnail and transcode batches, the transcoder's encoder lanes, the server) under
+# ThreadSanitizer. .ci/lsan.supp lists the toolchain
 # libraries' own leaks; nothing of ours is suppressed.
 test-sanitizers: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
 		$(SWIFT) test --sanitize=address --scratch-path .build-asan --filter 'MediaTests|videofeedTests|ThumbnailsTests'
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan \
-		--filter 'FeedTests|PrefetchTests|FeedPlayerTests|TwoDriversTests|ThumbnailsTests|TranscodingTests|FeedServerTests'
+		--filter 'FeedTests|PrefetchTests|FeedPlayerTests|TwoDriversTests|ThumbnailsTests|TranscodingTests|TranscodeTests|FeedServerTests'
 
 # Issue 12's judged figures: swipe to first frame in Chromium, cold jumps and 20 viewers' load, each on a fresh
 # `serve` (Benchmarks/serve-bench.sh; MEDIA=../shared/media, SWIPES, COLD_JUMPS, VIEWERS, LOAD_SECONDS, SEED to change).

@@ -210,6 +210,8 @@ private final class Pipeline {
     var graph: FilterGraph?
     var held: Frame?
     var outputs: [Output] = []
+    /// Each output's thread (``EncoderLane``), beside `outputs`: the outputs are the lanes' until `pump` joins them.
+    private var lanes: [EncoderLane] = []
     var queuedAudio: [Packet] = []
     var videoDone = false
     var audioDone = false
@@ -338,7 +340,25 @@ private final class Pipeline {
     }
 
     /// Reads every packet (or those of the window), decodes, filters, encodes and muxes; then drains everything.
+    /// Each output encodes on its own lane; they are joined before this returns, and abandoned when it throws.
     private func pump() throws {
+        do {
+            try pumpPackets()
+            for lane in lanes { try lane.join() }
+        } catch {
+            for lane in lanes { lane.abandon() }
+            throw error
+        }
+    }
+
+    /// Runs `body` with each output on the output's lane.
+    private func eachOutput(_ body: @escaping (Output) throws -> Void) throws {
+        for (output, lane) in zip(outputs, lanes) {
+            try lane.submit { try body(output) }
+        }
+    }
+
+    private func pumpPackets() throws {
         if plan.isStill, let picture = transcoder.stillPicture?.clone() {
             // The picture decoded by an earlier operation: nothing to read again.
             videoDone = true
@@ -474,7 +494,7 @@ private final class Pipeline {
         }
         try graph.push(nil)
         try drainGraph(ending: true)
-        for output in outputs { try output.finishVideo() }
+        try eachOutput { try $0.finishVideo() }
         videoDone = true
     }
 
@@ -502,14 +522,14 @@ private final class Pipeline {
 
     private func drainGraph(ending: Bool) throws {
         guard let graph else { return }
-        for (i, output) in outputs.enumerated() {
+        for (i, (output, lane)) in zip(outputs, lanes).enumerated() {
             pulling: while true {
                 switch try graph.pull(i) {
                 case .output(let frame):
                     // Encoding dominates once the packets are read (a short segment, a slow preset): a cancelled
                     // item stops here too, not only at its next packet read.
                     try file.throwIfCancelled("transcode")
-                    try output.encode(frame)
+                    try lane.submit { try output.encode(frame) }
                 case .needsInput, .ended: break pulling
                 }
             }
@@ -549,7 +569,7 @@ private final class Pipeline {
         try audioPackets(audioEncoder.encode(nil))
         audioDone = true
         if outputs.isEmpty { return }
-        for output in outputs { try output.finishAudio() }
+        try eachOutput { try $0.finishAudio() }
     }
 
     private var finishedAudio = false
@@ -569,8 +589,8 @@ private final class Pipeline {
             queuedAudio += packets
             return
         }
-        for packet in packets {
-            for output in outputs { try output.audio(packet) }
+        try eachOutput { output in
+            for packet in packets { try output.audio(packet) }
         }
     }
 
@@ -660,12 +680,14 @@ private final class Pipeline {
                                timeBase: webpTimeBase, name: "preview-webp"))
         }
         outputs = made
-        for packet in queuedAudio {
-            for output in outputs { try output.audio(packet) }
+        lanes = made.map { EncoderLane(name: "videofeed.encode.\($0.name)") }
+        let queued = queuedAudio
+        try eachOutput { output in
+            for packet in queued { try output.audio(packet) }
         }
         queuedAudio = []
         // The audio may have ended (a segment's window passed) before the first picture made the outputs.
-        if finishedAudio { for output in outputs { try output.finishAudio() } }
+        if finishedAudio { try eachOutput { try $0.finishAudio() } }
     }
 
     private func makeRendition(graph: FilterGraph, sink: Int, rung: TranscodePlan.Rendition,
