@@ -99,7 +99,7 @@ test-sanitizers: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
 		$(SWIFT) test --sanitize=address --scratch-path .build-asan --filter 'MediaTests|videofeedTests|ThumbnailsTests'
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan \
-		--filter 'FeedTests|PrefetchTests|FeedPlayerTests|TwoDriversTests|ThumbnailsTests|TranscodingTests|TranscodeTests|FeedServerTests'
+		--filter 'FeedTests|PrefetchTests|FeedPlayerTests|TwoDriversTests|ThumbnailsTests|TranscodingTests|TranscodeTests|EncoderLaneTests|FeedServerTests'
 
 # Issue 12's judged figures: swipe to first frame in Chromium, cold jumps and 20 viewers' load, each on a fresh
 # `serve` (Benchmarks/serve-bench.sh; MEDIA=../shared/media, SWIPES, COLD_JUMPS, VIEWERS, LOAD_SECONDS, SEED to change).
