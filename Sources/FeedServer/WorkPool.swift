@@ -25,6 +25,15 @@ public enum Artifact: Hashable, Sendable, CustomStringConvertible {
         case .full: "full"
         }
     }
+
+    /// What a viewer needs before the item shows: its manifest, poster, an init or the first media segment.
+    public var isFirstLook: Bool {
+        switch self {
+        case .manifest, .poster, .initialization: true
+        case .segment(_, let index): index == 0
+        case .full: false
+        }
+    }
 }
 
 /// One unit of work: an artifact of the item whose renditions live in `folder` (``RenditionFolder``).
@@ -51,6 +60,9 @@ public struct JobKey: Hashable, Sendable, CustomStringConvertible {
 /// job first; prefetch-only jobs run on at most ``prefetchWorkers`` workers at once, so a request for the item on
 /// screen never waits behind a full house of neighbours' work. When a job is no longer wanted — its viewers moved on
 /// and no request waits — it is dropped from the queue, or cancelled through its ``CancellationToken`` if it runs.
+///
+/// A viewer's prefetch of other items waits while the item it has on screen still lacks its first look (manifest,
+/// poster, init or first segment queued or being made): on a miss the viewer waits for that item alone.
 ///
 /// Among requests, those for an item a viewer has on screen (``focus(viewer:on:)``) run first — on a cold jump the
 /// page asks for the target and its neighbours at once, and the viewer waits for the target — then the others in
@@ -299,6 +311,11 @@ public final class WorkPool: Sendable {
     private func next(in s: inout State) -> Job? {
         var onScreen: Job? = nil, request: Job? = nil, prefetch: Job? = nil
         let prefetchFull = s.runningPrefetch >= prefetchWorkers
+        // On-screen items whose first look (manifest, poster, init, first segment) is still queued or being made.
+        var unready: Set<String> = []
+        for job in s.jobs.values where job.key.artifact.isFirstLook && s.focused[job.key.folder] != nil {
+            unready.insert(job.key.folder)
+        }
         for job in s.jobs.values where !job.running {
             if !job.waiters.isEmpty {
                 if s.focused[job.key.folder] != nil {
@@ -306,8 +323,8 @@ public final class WorkPool: Sendable {
                 } else if request.map({ job.order < $0.order }) ?? true {
                     request = job
                 }
-            } else if !prefetchFull, prefetch.map({ job.urgency > $0.urgency
-                        || (job.urgency == $0.urgency && job.order < $0.order) }) ?? true {
+            } else if !prefetchFull, !Self.heldBack(job, unready: unready, in: s), prefetch.map({
+                        job.urgency > $0.urgency || (job.urgency == $0.urgency && job.order < $0.order) }) ?? true {
                 prefetch = job
             }
         }
@@ -325,6 +342,18 @@ public final class WorkPool: Sendable {
         s.running += 1
         if best.waiters.isEmpty { s.runningPrefetch += 1 }
         return best
+    }
+
+    /// Whether prefetch job `job` waits because every viewer wanting it has an on-screen item that is not ready yet:
+    /// on a miss the viewer waits for that item alone, and on 2 cores a neighbour's job beside it would take half the
+    /// CPU. A preload manager likewise preloads once the current item is prepared. When the item is ready (or its
+    /// job failed), the worker that made it takes the neighbours' work next.
+    private static func heldBack(_ job: Job, unready: Set<String>, in s: State) -> Bool {
+        guard !job.interest.isEmpty, !unready.isEmpty else { return false }
+        return job.interest.keys.allSatisfy { viewer in
+            guard let folder = s.focus[viewer], folder != job.key.folder else { return false }
+            return unready.contains(folder)
+        }
     }
 
     private func workerLoop() {

@@ -92,6 +92,35 @@ import Testing
         #expect(recorder.started.get() == [key("busy"), key("target"), key("n1"), key("n2")])
     }
 
+    /// On a miss the viewer waits for its on-screen item alone: its prefetch of neighbours waits until that item's
+    /// first segment is made, while another viewer's prefetch (its own item ready) and later segments of the
+    /// on-screen item go on.
+    @Test func aViewersPrefetchWaitsUntilItsOnScreenItemIsMade() async throws {
+        let recorder = Recorder(blocks: true)
+        let pool = WorkPool(workers: 2, perform: recorder.perform)
+        defer { pool.shutdown() }
+        // GIVEN viewer 1 on "target", whose first segment is requested and being made on one worker
+        pool.focus(viewer: 1, on: "target")
+        async let target: Void = pool.wait(key("target"))
+        try await eventually { recorder.started.get() == [key("target")] }
+        // WHEN viewer 1 wants its neighbour (nearest, highest priority) and viewer 2, whose item is ready, its own
+        pool.want(viewer: 1, [key("n1"): 90])
+        pool.focus(viewer: 2, on: "ready")
+        pool.want(viewer: 2, [key("m1"): 10])
+        // THEN the free worker takes viewer 2's neighbour, not viewer 1's
+        try await eventually { recorder.started.get().count == 2 }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(recorder.started.get() == [key("target"), key("m1")])
+        recorder.gate.signal()   // m1 or target: whichever the gate lets through first
+        recorder.gate.signal()
+        try await target
+        // AND once the target is made, viewer 1's neighbour runs
+        try await eventually { recorder.started.get().count == 3 }
+        #expect(recorder.started.get()[2] == key("n1"))
+        recorder.gate.signal()
+        try await eventually { recorder.ran.get().count == 3 }
+    }
+
     /// A stream of requests for on-screen items passes an older request for another item at most `focusBurst` times;
     /// a viewer that leaves no longer ranks its item first.
     @Test func requestsForOtherItemsAreNotStarvedByOnScreenOnes() async throws {

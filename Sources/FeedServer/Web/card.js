@@ -35,6 +35,7 @@ export class Card {
     this.wanted = false;       // preload() asked for media and free() has not dropped it since
     this.filling = null;       // a pending item's whole card, being asked for
     this.startAt = null;       // activate()'s t0 while the whole card is awaited
+    this.onShown = [];         // callbacks for the first frame presented (or the card failing)
     this.el = this.build();
     if (item.error) this.fail(item.error);
   }
@@ -110,11 +111,13 @@ export class Card {
     video.src = m.url;
     this.poster.after(video);
     // The poster stays until the video has presented a frame, so the card never flashes black.
-    if (video.requestVideoFrameCallback) {
-      video.requestVideoFrameCallback(() => { if (this.media === m) this.el.classList.add('has-frame'); });
-    } else {
-      video.addEventListener('loadeddata', () => this.el.classList.add('has-frame'), { once: true });
-    }
+    const presented = () => {
+      if (this.media !== m) return;
+      this.el.classList.add('has-frame');
+      this.settle();
+    };
+    if (video.requestVideoFrameCallback) video.requestVideoFrameCallback(presented);
+    else video.addEventListener('loadeddata', presented, { once: true });
   }
 
   /** Ask for a pending item's whole card; then preload (and play, if current) as if it had been listed whole. */
@@ -360,6 +363,21 @@ export class Card {
     box.querySelector('.message').textContent = this.failed;
     box.hidden = false;
     if (this.env.onFail) this.env.onFail(this);
+    this.settle();
+  }
+
+  /** Whether the card has shown a frame of its video, or its error: nothing more is on its way for the viewer. */
+  get shown() { return !!this.failed || this.el.classList.contains('has-frame'); }
+
+  /** Calls `callback` once the card is shown (at once if it is). */
+  whenShown(callback) {
+    if (this.shown) callback(); else this.onShown.push(callback);
+  }
+
+  settle() {
+    const waiting = this.onShown;
+    this.onShown = [];
+    for (const callback of waiting) callback();
   }
 
   /** Playhead (s) and whether it is playing, for the WebSocket's `at`. */

@@ -7,6 +7,7 @@ import { Card } from './card.js';
 const KEEP = 2;          // cards attached (MediaSource, init + seg-0) on each side of the current one
 const POSTERS = 3;       // cards whose poster is loaded on each side
 const PAGE_AHEAD = 3;    // ask for the next page when within this many cards of the end of what is loaded
+const HOLD_MS = 3000;    // on a miss, how long the neighbours wait for the current card's first frame at most
 
 export class FeedView {
   /**
@@ -120,7 +121,9 @@ export class FeedView {
     }
   }
 
-  /** Preload current ± KEEP (nearest first), posters of ± POSTERS, free the rest. */
+  /** Preload current ± KEEP (nearest first), posters of ± POSTERS, free the rest. On a miss (the current card has
+   *  no frame yet) the neighbours wait until it shows one, fails, or HOLD_MS pass: their requests would share the
+   *  server's workers with the one the viewer waits for. */
   keepWindow() {
     const c = this.current;
     for (const card of this.live) {
@@ -128,6 +131,27 @@ export class FeedView {
       if (d > POSTERS) { card.far(); this.live.delete(card); }
       else if (d > KEEP) card.free();
     }
+    const current = this.card;
+    if (current) {
+      current.near();
+      current.preload();
+      this.live.add(current);
+      if (!current.shown) {
+        clearTimeout(this.holding);
+        const release = () => {
+          clearTimeout(this.holding);
+          if (this.current === c) this.keepNeighbours();
+        };
+        this.holding = setTimeout(release, HOLD_MS);
+        current.whenShown(release);
+        return;
+      }
+    }
+    this.keepNeighbours();
+  }
+
+  keepNeighbours() {
+    const c = this.current;
     const order = [1, -1, 2, -2];
     for (const d of order) {
       const card = this.cards[c + d];
