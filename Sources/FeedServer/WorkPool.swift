@@ -61,8 +61,9 @@ public struct JobKey: Hashable, Sendable, CustomStringConvertible {
 /// screen never waits behind a full house of neighbours' work. When a job is no longer wanted — its viewers moved on
 /// and no request waits — it is dropped from the queue, or cancelled through its ``CancellationToken`` if it runs.
 ///
-/// A viewer's prefetch of other items waits while the item it has on screen still lacks its first look (manifest,
-/// poster, init or first segment queued or being made): on a miss the viewer waits for that item alone.
+/// A viewer's prefetch of other items, and of the on-screen item's later segments, waits while the item it has on
+/// screen still lacks its first look (manifest, poster, init or first segment queued or being made): on a miss the
+/// viewer waits for that alone.
 ///
 /// Among requests, those for an item a viewer has on screen (``focus(viewer:on:)``) run first — on a cold jump the
 /// page asks for the target and its neighbours at once, and the viewer waits for the target — then the others in
@@ -345,14 +346,14 @@ public final class WorkPool: Sendable {
     }
 
     /// Whether prefetch job `job` waits because every viewer wanting it has an on-screen item that is not ready yet:
-    /// on a miss the viewer waits for that item alone, and on 2 cores a neighbour's job beside it would take half the
-    /// CPU. A preload manager likewise preloads once the current item is prepared. When the item is ready (or its
-    /// job failed), the worker that made it takes the neighbours' work next.
+    /// on a miss the viewer waits for that item's first look alone, and on 2 cores a neighbour's job (or the item's
+    /// own next segments) beside it would take half the CPU. A preload manager likewise preloads once the current
+    /// item is prepared. When the item is ready (or its job failed), the worker that made it takes the rest next.
     private static func heldBack(_ job: Job, unready: Set<String>, in s: State) -> Bool {
         guard !job.interest.isEmpty, !unready.isEmpty else { return false }
         return job.interest.keys.allSatisfy { viewer in
-            guard let folder = s.focus[viewer], folder != job.key.folder else { return false }
-            return unready.contains(folder)
+            guard let folder = s.focus[viewer], unready.contains(folder) else { return false }
+            return folder != job.key.folder || !job.key.artifact.isFirstLook
         }
     }
 

@@ -92,9 +92,8 @@ import Testing
         #expect(recorder.started.get() == [key("busy"), key("target"), key("n1"), key("n2")])
     }
 
-    /// On a miss the viewer waits for its on-screen item alone: its prefetch of neighbours waits until that item's
-    /// first segment is made, while another viewer's prefetch (its own item ready) and later segments of the
-    /// on-screen item go on.
+    /// On a miss the viewer waits for its on-screen item's first segment alone: its prefetch of neighbours and of the
+    /// item's next segments waits until that is made, while another viewer's prefetch (its own item ready) goes on.
     @Test func aViewersPrefetchWaitsUntilItsOnScreenItemIsMade() async throws {
         let recorder = Recorder(blocks: true)
         let pool = WorkPool(workers: 2, perform: recorder.perform)
@@ -103,8 +102,9 @@ import Testing
         pool.focus(viewer: 1, on: "target")
         async let target: Void = pool.wait(key("target"))
         try await eventually { recorder.started.get() == [key("target")] }
-        // WHEN viewer 1 wants its neighbour (nearest, highest priority) and viewer 2, whose item is ready, its own
-        pool.want(viewer: 1, [key("n1"): 90])
+        // WHEN viewer 1 wants its neighbour (nearest, highest priority) and the target's next segment, and viewer 2,
+        // whose item is ready, its own neighbour
+        pool.want(viewer: 1, [key("n1"): 90, key("target", 1): 95])
         pool.focus(viewer: 2, on: "ready")
         pool.want(viewer: 2, [key("m1"): 10])
         // THEN the free worker takes viewer 2's neighbour, not viewer 1's
@@ -114,11 +114,14 @@ import Testing
         recorder.gate.signal()   // m1 or target: whichever the gate lets through first
         recorder.gate.signal()
         try await target
-        // AND once the target is made, viewer 1's neighbour runs
+        // AND once the target is made, viewer 1's prefetch runs, by its priorities
         try await eventually { recorder.started.get().count == 3 }
-        #expect(recorder.started.get()[2] == key("n1"))
+        #expect(recorder.started.get()[2] == key("target", 1))
         recorder.gate.signal()
-        try await eventually { recorder.ran.get().count == 3 }
+        try await eventually { recorder.started.get().count == 4 }
+        #expect(recorder.started.get()[3] == key("n1"))
+        recorder.gate.signal()
+        try await eventually { recorder.ran.get().count == 4 }
     }
 
     /// A stream of requests for on-screen items passes an older request for another item at most `focusBurst` times;

@@ -171,8 +171,11 @@ export class Card {
         }
         const limit = this.active ? m.video.currentTime + AHEAD_S : 0;
         if (k > 0 && this.times.starts[k] >= limit) break;
-        // Fetch the following segment while this one is appended, if it is wanted too.
-        if (k + 1 < segments.length && this.times.starts[k + 1] < limit) this.get(m, segments[k + 1]).catch(() => {});
+        // Fetch the following segment while this one is appended, if it is wanted too; not while the card waits for
+        // its first frame (a miss): the server would make both at once, each with half the CPU.
+        if (k + 1 < segments.length && this.times.starts[k + 1] < limit && (k > 0 || this.shown)) {
+          this.get(m, segments[k + 1]).catch(() => {});
+        }
         let data;
         try {
           data = await this.get(m, segments[k]);
