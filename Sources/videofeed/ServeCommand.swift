@@ -64,8 +64,11 @@ struct ServeCommand: ParsableCommand {
         let feed = Feed(loader: loader, prefetchDistance: 10)
         var configuration = ServeEngine.Configuration(cache: URL(fileURLWithPath: cache))
         configuration.cacheLimit = Int64(cacheSize.bytes)
-        // One job at a time decodes with every core (the workers run at nice 10; the output is the same with any).
+        // A job decodes with as many threads as cores: on a miss it runs alone (the pool holds the viewer's other
+        // work), and FFmpeg's automatic count (cores + 1) made a 4K segment on 2 cores 8 % slower and 25 MiB larger.
+        // The workers run at nice 10; the output is the same with any count.
         configuration.settings = rendition.settings(jobs: 1)
+        if rendition.threads == nil { configuration.settings.threads = ProcessInfo.processInfo.activeProcessorCount }
         configuration.openOptions = mediaPolicy.applied(to: configuration.openOptions)
         configuration.jobTimeLimit = jobTimeLimit
         if let workers { configuration.workers = workers }
