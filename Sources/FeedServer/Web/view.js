@@ -137,12 +137,14 @@ export class FeedView {
       current.preload();
       this.live.add(current);
       if (!current.shown) {
-        clearTimeout(this.holding);
+        // Each hold clears only its own timer: a card left behind may still show later and call its release.
+        let timer = 0;
         const release = () => {
-          clearTimeout(this.holding);
+          clearTimeout(timer);
           if (this.current === c) this.keepNeighbours();
         };
-        this.holding = setTimeout(release, HOLD_MS);
+        clearTimeout(this.holding);
+        timer = this.holding = setTimeout(release, HOLD_MS);
         current.whenShown(release);
         return;
       }
