@@ -30,8 +30,8 @@ public struct ItemManifest: Sendable, Codable, Equatable {
 
     /// Each segment's length in seconds.
     public var segmentDurations: [Double] {
-        let n = plan.segmentCount, s = plan.segmentSeconds
-        return (0..<n).map { k in k == n - 1 ? max(0, plan.duration - Double(k) * s) : s }
+        let n = plan.segmentCount, grid = plan.grid
+        return (0..<n).map { k in k == n - 1 ? max(0, plan.duration - grid.start(k)) : grid.end(k) - grid.start(k) }
     }
 }
 

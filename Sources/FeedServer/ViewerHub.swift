@@ -118,7 +118,6 @@ public final class ViewerHub: Sendable {
         func want(_ key: JobKey, _ priority: Int) {
             wants[key] = max(wants[key] ?? Int.min, priority)
         }
-        let seconds = engine.configuration.settings.segmentSeconds
         for request in policy.wanted(in: context) {
             guard let entry = try? await catalog.entry(at: request.index) else { continue }
             let folder = entry.folder
@@ -138,9 +137,10 @@ public final class ViewerHub: Sendable {
             let r = rendition(manifest, for: seen.viewer)
             var segments = 0...0
             if case .buffered(let ahead) = request.stage {
-                let from = request.index == index ? Int(seen.viewer.time / seconds) : 0
-                let playhead = request.index == index ? seen.viewer.time : 0
-                let to = Int((playhead + max(ahead, seconds)) / seconds)
+                let grid = manifest.plan.grid
+                let playhead = request.index == index ? max(0, seen.viewer.time) : 0
+                let from = grid.index(at: playhead)
+                let to = grid.index(at: playhead + max(ahead, grid.seconds))
                 segments = from...max(from, to)
             }
             for k in segments where k < manifest.plan.segmentCount {

@@ -20,8 +20,14 @@ struct RenditionOptions: ParsableArguments {
     @Option(help: "The boxes renditions are fitted into, largest first (never upscaled).")
     var ladder: String = "720x1280,540x960,360x640"
 
-    @Option(help: "Segment length in seconds (a keyframe at every multiple), 0.5-60.")
+    @Option(help: "Segment length in seconds (a keyframe at each segment's start), 0.5-60.")
     var segment: Double = 2
+
+    @Option(name: .customLong("first-segment"), help: """
+        The first segment's length in seconds, 0.5-60 (at most --segment): what a viewer landing on an item cold \
+        waits for. Segment K >= 1 covers [f + (K-1)*s, f + K*s).
+        """)
+    var firstSegment: Double = 1
 
     @Option(help: "x264 constant rate factor, 0-51.")
     var crf: Double = 23
@@ -71,6 +77,9 @@ struct RenditionOptions: ParsableArguments {
             throw ValidationError("--ladder takes 1-8 sizes WxH (16-8192 each side), e.g. 720x1280,360x640.")
         }
         guard segment >= 0.5, segment <= 60 else { throw ValidationError("--segment must be 0.5-60 seconds.") }
+        guard firstSegment >= 0.5, firstSegment <= 60 else {
+            throw ValidationError("--first-segment must be 0.5-60 seconds.")
+        }
         guard crf >= 0, crf <= 51 else { throw ValidationError("--crf must be 0-51.") }
         guard VideoEncoding.presets.contains(preset) else {
             throw ValidationError("--preset takes \(VideoEncoding.presets.joined(separator: ", ")).")
@@ -106,6 +115,7 @@ struct RenditionOptions: ParsableArguments {
         let threads = self.threads ?? (jobs <= 1 ? 0 : max(1, cores / jobs))
         s.ladder = Self.boxes(ladder) ?? s.ladder
         s.segmentSeconds = segment
+        s.firstSegmentSeconds = firstSegment
         s.video = VideoEncoding(crf: crf, preset: preset, threads: x264Threads)
         s.maxFrameRate = maxFps
         s.audioBitrate = audioKbps * 1000
@@ -237,8 +247,9 @@ struct TranscodeSegmentCommand: ParsableCommand {
         abstract: "Make media segment K of one rendition of one file alone (what a server does on demand).",
         discussion: """
             Writes DIR/init.mp4 and DIR/seg-<K>.m4s and prints the segment's start, duration, frames, codec string \
-            and milliseconds taken. Segment K covers [K*s, (K+1)*s) of the source, so it fits beside segments made \
-            by `transcode run` with the same settings.
+            and milliseconds taken. Segment 0 covers [0, f) of the source and segment K >= 1 [f + (K-1)*s, f + K*s) \
+            (f the first segment's length, s the others'), so it fits beside segments made by `transcode run` with \
+            the same settings.
             """
     )
 

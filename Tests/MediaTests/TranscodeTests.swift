@@ -186,15 +186,40 @@ import Testing
         #expect(try Self.decode(gif.appendingPathComponent("720x1280.mp4").path).frames == 10)
     }
 
-    @Test("CMAF segments: one per started 2 s, each starting with a keyframe at k·2 s, a playlist naming them, and the first segment decodes alone after the init")
+    @Test("the segment grid: a short first segment, then equal ones; a time within 0.1 ms before a boundary is after it; hostile times stay in range; a first segment as long as the rest is k·s")
+    func segmentGrid() {
+        let grid = SegmentGrid(first: 1, seconds: 2)
+        #expect((0...3).map(grid.start) == [0, 1, 3, 5])
+        #expect(grid.end(0) == 1 && grid.end(2) == 5)
+        #expect([-5, 0, 0.99, 0.99995, 1, 2.9, 3, 5.5].map(grid.index(at:)) == [0, 0, 0, 1, 1, 1, 2, 3])
+        #expect(grid.index(at: .nan) == 0 && grid.index(at: -.infinity) == 0 && grid.index(at: .infinity) == 0)
+        #expect(grid.index(at: 1e300) == 1_000_000_000_000)
+        let plain = SegmentGrid(first: 2, seconds: 2)
+        #expect((0...3).map(plain.start) == [0, 2, 4, 6] && plain.index(at: 3.9) == 1 && plain.index(at: 4) == 2)
+        #expect(SegmentGrid(first: 5, seconds: 2).first == 2)
+    }
+
+    @Test("the plan counts a 5.2 s item's segments on its grid: 4 with a 1 s first segment (0, 1, 3, 5 s), 3 with a 2 s one; a first segment under 0.5 s is refused")
+    func planCountsOnTheGrid() throws {
+        let source = TestFixtures.transcode("long_gop_b.mp4")
+        var settings = Self.single
+        #expect(try Transcoder(file: MediaFile(path: source), settings: settings).plan.segmentCount == 4)
+        settings.firstSegmentSeconds = 2
+        #expect(try Transcoder(file: MediaFile(path: source), settings: settings).plan.segmentCount == 3)
+        settings.firstSegmentSeconds = 0.2
+        #expect(throws: MediaError.self) { try Transcoder(file: MediaFile(path: source), settings: settings) }
+    }
+
+    @Test("CMAF segments: a 1 s first segment, then one per started 2 s, each starting with a keyframe at its boundary (0, 1, 3, 5 s), a playlist naming them, and the first segment decodes alone after the init")
     func segments() throws {
         let (out, report) = try Self.transcode(TestFixtures.transcode("long_gop_b.mp4"))
         defer { try? FileManager.default.removeItem(at: out) }
         let rendition = try #require(report.renditions.first)
-        #expect(rendition.segments.count == 3)
-        #expect(rendition.segmentDurations.map { ($0 * 1000).rounded() } == [2000, 2000, 1200])
+        #expect(rendition.segments.count == 4)
+        #expect(rendition.segmentDurations.map { ($0 * 1000).rounded() } == [1000, 2000, 2000, 200])
         let playlist = try String(contentsOf: out.appendingPathComponent(try #require(rendition.playlist)), encoding: .utf8)
-        #expect(playlist.contains("#EXT-X-MAP:URI=\"init.mp4\"") && playlist.contains("seg-2.m4s"))
+        #expect(playlist.contains("#EXT-X-MAP:URI=\"init.mp4\"") && playlist.contains("seg-3.m4s"))
+        #expect(playlist.contains("#EXT-X-TARGETDURATION:2") && playlist.contains("#EXTINF:1.000000,\nseg-0.m4s"))
         #expect(playlist.contains("#EXT-X-ENDLIST"))
         let initBytes = try Data(contentsOf: out.appendingPathComponent(try #require(rendition.initSegment)))
         for (k, segment) in rendition.segments.enumerated() {
@@ -203,7 +228,7 @@ import Testing
             let decoder = try VideoDecoder(file: MediaFile(path: joined.path))
             let first = try #require(try decoder.nextFrame())
             #expect(first.isKeyframe, "segment \(k) starts with a keyframe")
-            #expect(abs(Self.stamp(first) - Double(k) * 2) < 0.001, "segment \(k) starts at \(Self.stamp(first))")
+            #expect(abs(Self.stamp(first) - [0, 1, 3, 5][k]) < 0.001, "segment \(k) starts at \(Self.stamp(first))")
         }
         let master = try String(contentsOf: out.appendingPathComponent("master.m3u8"), encoding: .utf8)
         #expect(master.contains("CODECS=\"\(rendition.codecs)\"") && master.contains("RESOLUTION=640x360"))
@@ -232,7 +257,7 @@ import Testing
             let batch = try [UInt8](Data(contentsOf: out.appendingPathComponent(rendition.segments[k])))
             let alone = try times(batchInit, segment.media, name: "alone-\(k).mp4")
             #expect(alone == (try times(batchInit, batch, name: "batch-\(k).mp4")), "segment \(k)")
-            #expect(alone.first == Double(k * 2000))
+            #expect(alone.first == [0, 1000, 3000][k], "segment \(k) starts at its grid boundary")
         }
         // Many decoder threads hold the first picture back while the audio runs past a segment's window: the
         // segment and the init still come out (they once waited forever for an audio end already given).
@@ -251,7 +276,7 @@ import Testing
         let held = try Transcoder(file: MediaFile(path: source), settings: threaded)
         #expect(try held.initialization(rendition: 0) == batchInit)
         #expect(try held.segment(1, rendition: 0).frames == 60)
-        #expect(throws: MediaError.self) { try transcoder.segment(3, rendition: 0) }
+        #expect(throws: MediaError.self) { try transcoder.segment(4, rendition: 0) }
         #expect(throws: MediaError.self) { try transcoder.segment(0, rendition: 1) }
     }
 
@@ -274,11 +299,15 @@ import Testing
         }
     }
 
-    @Test("each segment shows its frames at the source's times, its audio follows the segment before's without overlap, and the playlist ends where the media does: a variable-rate source whose last segment has fewer frames than the encoder's reordering delay; a video starting 46 ms after its audio",
-          arguments: [("vfr.mp4", false), ("mono_22k.mkv", true)])
-    func segmentTimesFollowTheSource(name: String, transcodeFixture: Bool) throws {
+    @Test("each segment shows its frames at the source's times, its audio follows the segment before's without overlap, and the playlist ends where the media does: a variable-rate source whose last segment has fewer frames than the encoder's reordering delay (2 s segments from the start), or ends on a rate change inside a reordered group (a 1 s first segment, then 2 s); a video starting 46 ms after its audio",
+          arguments: [("vfr.mp4", false, 2.0), ("vfr.mp4", false, 1.0), ("mono_22k.mkv", true, 1.0)])
+    func segmentTimesFollowTheSource(name: String, transcodeFixture: Bool, firstSegment: Double) throws {
         let source = transcodeFixture ? TestFixtures.transcode(name) : TestFixtures.media(name)
-        let (out, report) = try Self.transcode(source)
+        // With 2 s from the start, vfr.mp4's last segment is its last two frames (2.0 s and 2.23 s); with a 1 s first
+        // segment the last one is [1 s, end), ending on the step from 30 fps to one frame 0.23 s later.
+        var settings = Self.single
+        settings.firstSegmentSeconds = firstSegment
+        let (out, report) = try Self.transcode(source, settings)
         defer { try? FileManager.default.removeItem(at: out) }
         let rendition = try #require(report.renditions.first)
         #expect(rendition.segments.count >= 2)
@@ -296,7 +325,7 @@ import Testing
             var times: [Double] = []
             while let frame = try decoder.nextFrame() { times.append((Self.stamp(frame) * 1000).rounded()) }
             end = max(end, try #require(Fragment.presentedEnd(initialization: [UInt8](initBytes), media: [UInt8](media))))
-            let boundary = Double(k) * Self.single.segmentSeconds * 1000
+            let boundary = SegmentGrid(first: settings.firstSegmentSeconds, seconds: settings.segmentSeconds).start(k) * 1000
             #expect(times.first.map { $0 >= boundary && $0 < boundary + 250 } == true, "segment \(k) starts at \(times)")
             shown += times
             let audio = Fragment.runs(media: [UInt8](media)).first { $0.track == 2 }
@@ -317,12 +346,15 @@ import Testing
         let (out, report) = try Self.transcode(source)
         defer { try? FileManager.default.removeItem(at: out) }
         let rendition = try #require(report.renditions.first)
-        #expect(rendition.segments.count == 2)
+        #expect(rendition.segments.count == 3)
         let frames = try Self.decode(source).frames
         #expect(rendition.frames == frames)
-        let alone = try Transcoder(file: MediaFile(path: source), settings: Self.single).segment(1, rendition: 0)
-        let batch = try [UInt8](Data(contentsOf: out.appendingPathComponent(rendition.segments[1])))
-        #expect(alone.frames == frames - 50 && alone.media == batch)
+        // 25 fps: segment 0 holds [0, 1 s), segment 1 [1 s, 3 s), segment 2 the rest.
+        for (k, expected) in [(1, 50), (2, frames - 75)] {
+            let alone = try Transcoder(file: MediaFile(path: source), settings: Self.single).segment(k, rendition: 0)
+            let batch = try [UInt8](Data(contentsOf: out.appendingPathComponent(rendition.segments[k])))
+            #expect(alone.frames == expected && alone.media == batch, "segment \(k): \(alone.frames) frames")
+        }
     }
 
     @Test("a still's segments made on demand: its picture for the segment's span, with the batch's init")
@@ -334,8 +366,8 @@ import Testing
         let batchInit = try [UInt8](Data(contentsOf: out.appendingPathComponent(try #require(rendition.initSegment))))
         let transcoder = try Transcoder(file: MediaFile(path: source), settings: Self.single)
         let second = try transcoder.segment(1, rendition: 0)
-        #expect(second.frames == 30, "[2 s, 3 s) at 30 fps")
-        #expect(abs(second.start - 2) < 0.001)
+        #expect(second.frames == 60, "[1 s, 3 s) at 30 fps")
+        #expect(abs(second.start - 1) < 0.001)
         #expect(second.initialization == batchInit)
     }
 

@@ -97,11 +97,11 @@ import Testing
         let ok = try run(cli, ["transcode", "segment", TestFixtures.transcode("long_gop_b.mp4"), "--index", "1",
                                "--out", out.path])
         #expect(ok.status == 0, "\(ok.stderr)")
-        #expect(ok.stdout.hasPrefix("segment 1: start 2.000 s, duration 2.000 s, 60 frames, avc1."), "\(ok.stdout)")
+        #expect(ok.stdout.hasPrefix("segment 1: start 1.000 s, duration 2.000 s, 60 frames, avc1."), "\(ok.stdout)")
         #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("seg-1.m4s").path))
-        let past = try run(cli, ["transcode", "segment", TestFixtures.transcode("long_gop_b.mp4"), "--index", "3",
+        let past = try run(cli, ["transcode", "segment", TestFixtures.transcode("long_gop_b.mp4"), "--index", "4",
                                  "--out", out.path])
         #expect(past.status == 2)
-        #expect(past.stderr.contains("no segment 3; this item has 3"), "\(past.stderr)")
+        #expect(past.stderr.contains("no segment 4; this item has 4"), "\(past.stderr)")
     }
 }

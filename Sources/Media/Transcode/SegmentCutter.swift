@@ -1,7 +1,7 @@
 internal import CFFmpeg
 import Foundation
 
-/// Cuts one rendition's encoded packets into CMAF media segments at the fixed boundaries `k·s`.
+/// Cuts one rendition's encoded packets into CMAF media segments at the fixed boundaries of a ``SegmentGrid``.
 ///
 /// A video packet belongs to the segment of the last keyframe at or after a boundary before it (the encoder was
 /// told to make one at each boundary, so a segment starts with an IDR picture); an audio packet to the segment its
@@ -19,10 +19,10 @@ final class SegmentCutter {
     private let writer: MediaWriter
     private let videoStream: Int
     private let audioStream: Int?
-    private let seconds: Double
+    private let grid: SegmentGrid
     /// On demand: every packet belongs to this one segment.
     private let only: Int?
-    private var video: [(segment: Int, packet: Packet, start: Double, end: Double)] = []
+    private var video: [(segment: Int, packet: Packet, start: Double, end: Double, decode: Double)] = []
     private var audio: [(time: Double, packet: Packet)] = []
     private var currentSegment: Int? = nil
     private var audioReached = -Double.infinity
@@ -33,30 +33,32 @@ final class SegmentCutter {
     private(set) var initialization: [UInt8]? = nil
     private let emit: (Segment) throws -> Void
 
-    init(writer: MediaWriter, videoStream: Int, audioStream: Int?, seconds: Double, only: Int?,
+    init(writer: MediaWriter, videoStream: Int, audioStream: Int?, grid: SegmentGrid, only: Int?,
          emit: @escaping (Segment) throws -> Void) {
         self.writer = writer
         self.videoStream = videoStream
         self.audioStream = audioStream
-        self.seconds = seconds
+        self.grid = grid
         self.only = only
         self.emit = emit
         if audioStream == nil { audioEnded = true }
     }
 
-    func addVideo(_ packet: Packet, time: Double, duration: Double) throws {
+    /// A video packet in decode order: `time` its presentation time, `decodeTime` its decode time (both in seconds,
+    /// on one timeline), `duration` how long it shows.
+    func addVideo(_ packet: Packet, time: Double, decodeTime: Double, duration: Double) throws {
         let segment: Int
         if let only {
             segment = only
         } else if let current = currentSegment {
-            let boundary = Self.index(time, seconds)
+            let boundary = grid.index(at: time)
             segment = packet.isKey && boundary > current ? boundary : current
         } else {
-            segment = max(0, Self.index(time, seconds))
+            segment = grid.index(at: time)
         }
         if nextToEmit == nil { nextToEmit = segment }
         currentSegment = segment
-        video.append((segment, packet, time, time + duration))
+        video.append((segment, packet, time, time + duration, decodeTime.isFinite ? decodeTime : time))
         try emitReady()
     }
 
@@ -76,28 +78,31 @@ final class SegmentCutter {
         try emitReady()
     }
 
-    /// The segment a time falls in, clamped so that a hostile timestamp cannot trap.
-    static func index(_ time: Double, _ seconds: Double) -> Int {
-        let value = ((time + 1e-4) / seconds).rounded(.down)
-        guard value.isFinite else { return 0 }
-        return Int(min(max(value, -1e12), 1e12))
-    }
-
     private func emitReady() throws {
         while let s = nextToEmit {
             let videoPast = videoEnded || (currentSegment ?? Int.min) > s
             let isLast = videoEnded && !video.contains { $0.segment > s }
-            let audioPast = audioEnded || audioReached >= Double(s + 1) * seconds
+            let audioPast = audioEnded || audioReached >= grid.end(s)
             // The last segment takes the rest of the audio: it waits for the audio's end (the encoder's flush).
             guard videoPast, isLast ? audioEnded : audioPast else { return }
             let frames = video.filter { $0.segment == s }
             guard !frames.isEmpty || !isLast || !audio.isEmpty else { return }
-            let start = frames.map(\.start).min() ?? Double(s) * seconds
+            let start = frames.map(\.start).min() ?? grid.start(s)
             var end = frames.map(\.end).max() ?? start
+            if frames.count > 1 {
+                // As the fragment shows it: a sample lasts until the next one's decode time (the last for its own
+                // duration). With reordered pictures at a frame-rate change the last picture shown can be given
+                // less than its own duration; a player's buffered range ends where this says.
+                end = frames.indices.map { i in
+                    let lasts = i + 1 < frames.count ? frames[i + 1].decode - frames[i].decode
+                                                     : frames[i].end - frames[i].start
+                    return frames[i].start + lasts
+                }.max() ?? end
+            }
             for entry in frames { try writer.write(entry.packet, stream: videoStream, interleaved: false) }
             video.removeAll { $0.segment == s }
             if let audioStream {
-                let limit = (isLast || only != nil) ? Double.infinity : Double(s + 1) * seconds
+                let limit = (isLast || only != nil) ? Double.infinity : grid.end(s)
                 let taken = audio.filter { $0.time < limit }
                 for entry in taken { try writer.write(entry.packet, stream: audioStream, interleaved: false) }
                 audio.removeAll { $0.time < limit }

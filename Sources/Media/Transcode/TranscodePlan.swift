@@ -2,7 +2,7 @@ import Foundation
 
 /// What a transcode of one item will make, worked out from its ``MediaInfo`` alone (no decoding): the size of each
 /// rendition, the segment count, whether there is audio. A server can answer a feed listing and write playlists
-/// from it before any segment exists; segment *k* covers `[k·s, (k+1)·s)` of the source.
+/// from it before any segment exists; segment *k* covers ``grid``'s `[start(k), start(k + 1))` of the source.
 public struct TranscodePlan: Sendable, Equatable, Codable {
     /// One rung of the ladder as it comes out for this source.
     public struct Rendition: Sendable, Equatable, Codable {
@@ -27,8 +27,12 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
     public var isStill: Bool
     /// Duration of the renditions in seconds (the source's, or the still duration); 0 when the source does not say.
     public var duration: Double
-    /// Segment length in seconds.
+    /// Segment length in seconds (every segment but the first).
     public var segmentSeconds: Double
+    /// The first segment's length in seconds (at most ``segmentSeconds``).
+    public var firstSegmentSeconds: Double
+    /// Where each segment begins and ends.
+    public var grid: SegmentGrid { SegmentGrid(first: firstSegmentSeconds, seconds: segmentSeconds) }
     /// The video stream transcoded and the audio stream, by container index.
     public var videoStream: Int
     public var audioStream: Int?
@@ -37,13 +41,15 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
     /// (the video stream's start, duration and frame rate): a segment that would begin after it has no picture.
     public var lastFrameStart: Double? = nil
 
-    /// Segments of a rendition: those with a frame of the video in them — `floor(lastFrameStart / s) + 1` when the
-    /// header tells when the last frame starts (a container whose audio outlasts the video says a longer duration),
-    /// else `ceil(duration / s)` — at least 1.
+    /// Segments of a rendition: those with a frame of the video in them — the segment `lastFrameStart` falls in,
+    /// plus one, when the header tells when the last frame starts (a container whose audio outlasts the video says
+    /// a longer duration), else as many as cover `duration` — at least 1.
     public var segmentCount: Int {
-        var count = (duration / segmentSeconds - 1e-6).rounded(.up)
+        let first = min(firstSegmentSeconds, segmentSeconds)
+        var count = duration <= first + 1e-6 ? 1 : ((duration - first) / segmentSeconds - 1e-6).rounded(.up) + 1
         if let last = lastFrameStart, last.isFinite, last >= 0 {
-            count = min(count, (last / segmentSeconds + 1e-6).rounded(.down) + 1)
+            let index = last < first - 1e-6 ? 0 : ((last - first) / segmentSeconds + 1e-6).rounded(.down) + 1
+            count = min(count, index + 1)
         }
         return count.isFinite ? max(1, Int(min(count, 1e9))) : 1
     }
@@ -51,6 +57,7 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
     /// The plan for `info` under `settings`.
     /// - Throws: ``MediaError`` `noVideoStream` (an audio file without a cover picture), `invalidArgument` for
     ///   settings that cannot work (an empty ladder, a box under 16 pixels, a segment length not in 0.5…60 s).
+    ///   A first segment longer than ``TranscodeSettings/segmentSeconds`` is as long as the others.
     public init(info: MediaInfo, settings: TranscodeSettings, item: String) throws {
         guard !settings.ladder.isEmpty, settings.ladder.allSatisfy({ $0.width >= 16 && $0.height >= 16 }) else {
             throw MediaError(.invalidArgument, operation: "plan", item: item,
@@ -59,6 +66,10 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
         guard settings.segmentSeconds >= 0.5, settings.segmentSeconds <= 60 else {
             throw MediaError(.invalidArgument, operation: "plan", item: item,
                              message: "segment length \(settings.segmentSeconds) s is not within 0.5…60 s")
+        }
+        guard settings.firstSegmentSeconds >= 0.5, settings.firstSegmentSeconds <= 60 else {
+            throw MediaError(.invalidArgument, operation: "plan", item: item,
+                             message: "first segment length \(settings.firstSegmentSeconds) s is not within 0.5…60 s")
         }
         if let problem = TranscodePlan.settingsProblem(settings) {
             throw MediaError(.invalidArgument, operation: "plan", item: item, message: problem)
@@ -82,8 +93,14 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
         if !isStill, let length = video.duration, let start = video.startTime, let fps = video.averageFrameRate.value,
            fps > 0, fps.isFinite {
             lastFrameStart = max(0, start - info.startTime) + length - 1 / fps
+        } else if !isStill, let length = info.duration, length > 0, let fps = video.averageFrameRate.value, fps > 0,
+                  fps.isFinite {
+            // The stream does not say (WebM, Matroska): the last frame starts a frame before the item ends, at the
+            // latest. (A container duration that runs short only makes the last segment take what follows.)
+            lastFrameStart = max(0, length - 1 / fps)
         }
         segmentSeconds = settings.segmentSeconds
+        firstSegmentSeconds = min(settings.firstSegmentSeconds, settings.segmentSeconds)
 
         let display = TranscodePlan.displaySize(video)
         displayWidth = display.width
@@ -150,5 +167,39 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
         if w > box.width { w -= 2 }
         if h > box.height { h -= 2 }
         return Size(width: max(2, w), height: max(2, h))
+    }
+}
+
+/// Where a rendition's segments begin: the first lasts ``first`` seconds, every later one ``seconds``, so segment
+/// *k* ≥ 1 covers `[first + (k − 1)·seconds, first + k·seconds)` of the source.
+///
+/// A short first segment is made (and fetched) sooner: a viewer who lands on an item nobody prepared waits for
+/// segment 0 alone, so its length sets the cold start; the later segments, made while it plays, keep the longer
+/// length (fewer keyframes and requests). With `first == seconds` the grid is the plain `k·s`.
+public struct SegmentGrid: Sendable, Equatable {
+    /// The first segment's length in seconds.
+    public var first: Double
+    /// Every later segment's length in seconds.
+    public var seconds: Double
+
+    public init(first: Double, seconds: Double) {
+        self.seconds = seconds
+        self.first = min(first, seconds)
+    }
+
+    /// When segment `k` begins, in seconds from the item's start (0 for `k ≤ 0`).
+    public func start(_ k: Int) -> Double { k <= 0 ? 0 : first + Double(k - 1) * seconds }
+
+    /// When segment `k` ends: where segment `k + 1` begins.
+    public func end(_ k: Int) -> Double { start(k + 1) }
+
+    /// The segment `time` falls in (a time within 0.1 ms before a boundary counts as after it; a time before the
+    /// start is in segment 0), clamped so that a hostile timestamp cannot trap.
+    public func index(at time: Double) -> Int {
+        let t = time + 1e-4
+        guard t >= first else { return 0 }
+        let value = ((t - first) / seconds).rounded(.down) + 1
+        guard value.isFinite else { return 0 }
+        return Int(min(max(value, 0), 1e12))
     }
 }

@@ -9,9 +9,13 @@ public struct TranscodeSettings: Sendable, Hashable, Codable {
     /// (a small source) are made once.
     public var ladder: [Size] = [Size(width: 720, height: 1280), Size(width: 540, height: 960),
                                  Size(width: 360, height: 640)]
-    /// Segment length in seconds: a keyframe is forced at every multiple of it, so segment *k* always covers
-    /// `[k·s, (k+1)·s)` of the source, whoever makes it.
+    /// Segment length in seconds (after the first, ``firstSegmentSeconds``): a keyframe is forced at every
+    /// boundary of the plan's ``SegmentGrid``, so segment *k* always covers the same span of the source, whoever
+    /// makes it.
     public var segmentSeconds: Double = 2
+    /// The first segment's length in seconds, 0.5–60 (at most ``segmentSeconds``): the part of an item a viewer
+    /// landing on it cold waits for, so shorter than the rest (see ``SegmentGrid``).
+    public var firstSegmentSeconds: Double = 1
     /// The H.264 encoder settings.
     public var video = VideoEncoding()
     /// The VBV cap in bits per second per pixel of a rendition at 30 fps: 3.3 gives 3.0 Mb/s for 720x1280,

@@ -7,7 +7,8 @@ import Foundation
 /// One decode feeds every output: the picture goes through one libavfilter graph (deinterlace, tone map, frame-rate
 /// cap, then a split into one branch per rendition that scales, rotates and converts to yuv420p BT.709), each
 /// branch into its own libx264 encoder; the audio is resampled to stereo once (libswresample), encoded once (AAC)
-/// and muxed into every rendition. Segment *k* covers `[k·s, (k+1)·s)` of the source and is its own encoder
+/// and muxed into every rendition. Segment *k* covers the plan's ``SegmentGrid`` span of the source (a short first
+/// segment, then `s` each) and is its own encoder
 /// session: the same seek, a filter graph and encoders built for it alone, whether it is made in a batch
 /// (``run(into:)``, which makes every segment that way in turn) or alone on demand (``segment(_:rendition:)``), so
 /// both make the same bytes (on one machine with one FFmpeg/x264 build).
@@ -35,7 +36,7 @@ public final class Transcoder {
     /// so far stay, for the caller to discard with the folder.
     ///
     /// Segment by segment: segment *k* of every rendition is made exactly as ``segment(_:rendition:)`` makes it
-    /// alone (one seek, one filter graph, one encoder session per rendition for `[k·s, (k+1)·s)`), so a segment
+    /// alone (one seek, one filter graph, one encoder session per rendition for the plan's segment *k*), so a segment
     /// made on demand is byte-identical to this file. The fast-start MP4 of a rendition is the same encoded
     /// packets, muxed in a row; the previews are made by one more pass over their first seconds.
     /// - Throws: ``MediaError``: the file's decode errors, `invalidData` when no frame decodes, `io` when writing
@@ -117,7 +118,7 @@ public final class Transcoder {
         used = true
         // The first frames of the video, and the first segment's audio: the audio track's edit list (an audio
         // start after the video's, an encoder delay) is written from the audio packets the fragment holds.
-        let pipeline = try Pipeline(transcoder: self, rungs: [rendition], window: (0, plan.segmentSeconds, 0))
+        let pipeline = try Pipeline(transcoder: self, rungs: [rendition], window: (0, plan.grid.end(0), 0))
         pipeline.firstFrameOnly = true
         let segment = try pipeline.runSegment()
         return (segment.initialization, segment.codecs)
@@ -134,10 +135,10 @@ public final class Transcoder {
     /// - Throws: ``WindowError``.
     private func segments(_ k: Int, rungs: [Int], batch: BatchFiles?) throws
         -> (pipeline: Pipeline, segments: [TranscodedSegment]) {
-        let s = plan.segmentSeconds
+        let grid = plan.grid
         // The last segment the header's duration promises takes whatever follows it: an MPEG-TS duration is an
         // estimate, and pictures past it are still the item's.
-        let window = (Double(k) * s, k == plan.segmentCount - 1 ? max(Double(k + 1) * s, 1e9) : Double(k + 1) * s, k)
+        let window = (grid.start(k), k == plan.segmentCount - 1 ? max(grid.end(k), 1e9) : grid.end(k), k)
         for fromStart in [false, true] {
             if used || fromStart { try rewind() }
             used = true
@@ -165,7 +166,7 @@ public final class Transcoder {
         if used { try rewind() }
         used = true
         let pipeline = try Pipeline(transcoder: self, rungs: Array(plan.renditions.indices),
-                                    window: (0, plan.segmentSeconds, 0))
+                                    window: (0, plan.grid.end(0), 0))
         pipeline.firstFrameOnly = true
         return try pipeline.runSegments().map { ($0.initialization, $0.codecs) }
     }
@@ -663,7 +664,7 @@ private final class Pipeline {
             let stream = try writer.addStream(from: encoder.context)
             try writer.begin()
             made.append(Output(kind: .preview(path), encoder: .h264(encoder), mp4: writer, mp4Path: path, mp4Temporary: temp,
-                               videoStream: stream, audioStream: nil, cutter: nil, segmentSeconds: nil,
+                               videoStream: stream, audioStream: nil, cutter: nil, grid: nil,
                                timeBase: graph.timeBase(of: mp4Sink), name: "preview"))
             let webpSize = graph.size(of: webpSink)
             let webpTimeBase = graph.timeBase(of: webpSink)
@@ -676,7 +677,7 @@ private final class Pipeline {
             try webpWriter.begin()
             made.append(Output(kind: .preview(webpPath), encoder: .webp(webp), mp4: webpWriter, mp4Path: webpPath,
                                mp4Temporary: webpTemp,
-                               videoStream: webpStream, audioStream: nil, cutter: nil, segmentSeconds: nil,
+                               videoStream: webpStream, audioStream: nil, cutter: nil, grid: nil,
                                timeBase: webpTimeBase, name: "preview-webp"))
         }
         outputs = made
@@ -705,7 +706,7 @@ private final class Pipeline {
         var cutter: SegmentCutter? = nil
         let output = Output(kind: .rendition(rung), encoder: .h264(encoder), mp4: mp4?.writer, mp4Path: nil,
                             mp4Temporary: nil, videoStream: mp4?.videoStream ?? 0, audioStream: mp4?.audioStream,
-                            cutter: nil, segmentSeconds: plan.segmentSeconds, timeBase: timeBase, name: rung.name,
+                            cutter: nil, grid: plan.grid, timeBase: timeBase, name: rung.name,
                             finishesMP4: false)
         if let window, window.index > 0 {
             output.fragmentShift = fragmentShift(videoTimeBase: timeBase, firstPicture: transcoder.firstPictureTime[rung.name])
@@ -717,7 +718,7 @@ private final class Pipeline {
             let v = try writer.addStream(from: encoder.context)
             let a = try audioEncoder.map { try writer.addStream(from: $0.context) }
             try writer.begin()
-            cutter = SegmentCutter(writer: writer, videoStream: v, audioStream: a, seconds: plan.segmentSeconds,
+            cutter = SegmentCutter(writer: writer, videoStream: v, audioStream: a, grid: plan.grid,
                                    only: window?.index) { [unowned output] segment in
                 Pipeline.store(segment, of: output)
             }
@@ -871,7 +872,8 @@ private final class Output {
     let videoStream: Int
     let audioStream: Int?
     var cutter: SegmentCutter?
-    let segmentSeconds: Double?
+    /// Where segments begin (a keyframe is forced at each boundary); nil for outputs without segments.
+    let grid: SegmentGrid?
     let timeBase: AVRational
     let name: String
     var frames = 0
@@ -908,7 +910,7 @@ private final class Output {
 
     init(kind: Kind, encoder: Encoder, mp4: MediaWriter?, mp4Path: String?, mp4Temporary: String?, videoStream: Int,
          audioStream: Int?,
-         cutter: SegmentCutter?, segmentSeconds: Double?, timeBase: AVRational, name: String, finishesMP4: Bool = true) {
+         cutter: SegmentCutter?, grid: SegmentGrid?, timeBase: AVRational, name: String, finishesMP4: Bool = true) {
         self.finishesMP4 = finishesMP4
         self.kind = kind
         self.encoder = encoder
@@ -918,7 +920,7 @@ private final class Output {
         self.videoStream = videoStream
         self.audioStream = audioStream
         self.cutter = cutter
-        self.segmentSeconds = segmentSeconds
+        self.grid = grid
         self.timeBase = timeBase
         self.name = name
     }
@@ -951,9 +953,9 @@ private final class Output {
         let time = Double(pts) * seconds
         if firstTime == nil { firstTime = time; firstPTS = pts }
         raw.pointee.pict_type = AV_PICTURE_TYPE_NONE
-        if let s = segmentSeconds, frames == 0 || time >= nextBoundary - 1e-4 {
+        if let grid, frames == 0 || time >= nextBoundary - 1e-4 {
             raw.pointee.pict_type = AV_PICTURE_TYPE_I
-            nextBoundary = (((time + 1e-4) / s).rounded(.down) + 1) * s
+            nextBoundary = grid.end(grid.index(at: time))
         }
         frames += 1
         let end = time + Double(durations[pts] ?? 0) * seconds
@@ -1025,7 +1027,9 @@ private final class Output {
             if let end = lastEnd, duration == 0, time >= end { lastEnd = time }
             if let cutter, let copy = packet.clone() {
                 Output.shift(copy, by: fragmentShift.video)
-                try cutter.addVideo(copy, time: time, duration: duration)
+                let dts = packet.raw.pointee.dts
+                try cutter.addVideo(copy, time: time, decodeTime: dts == vf_nopts_value() ? time : Double(dts) * seconds,
+                                    duration: duration)
             }
             if let mp4 { try mp4.write(packet, stream: videoStream, interleaved: true) }
         }
@@ -1188,13 +1192,13 @@ private final class BatchFiles {
             var names: [String] = [], durations: [Double] = []
             let sorted = record.segments.sorted { $0.index < $1.index }
             if makesSegments {
-                // Each segment spans from its boundary k·s to the next one's (the first from 0, so audio that
+                // Each segment spans from its boundary to the next one's (the first from 0, so audio that
                 // starts before the video is inside it; the last to the end of its audio or video).
-                let seconds = plan.segmentSeconds
+                let grid = plan.grid
                 for (n, s) in sorted.enumerated() {
                     names.append("\(rung.name)/seg-\(s.index).m4s")
-                    let start = n == 0 ? 0 : Double(s.index) * seconds
-                    let next = n + 1 < sorted.count ? Double(sorted[n + 1].index) * seconds : s.end
+                    let start = n == 0 ? 0 : grid.start(s.index)
+                    let next = n + 1 < sorted.count ? grid.start(sorted[n + 1].index) : s.end
                     durations.append(max(0.001, next - start))
                 }
                 if !sorted.isEmpty {
