@@ -13,7 +13,9 @@ docs/serve.md), so every init and media segment served must be byte-identical to
 Each viewer is a thread with its own seeded RNG (seed, viewer number). It
   - opens the WebSocket /api/ws (a minimal RFC 6455 client over a socket: upgrade, masked text frames, frame
     reader on its own thread), sends `hello` with a rendition name and a box in device pixels;
-  - lists /api/feed page by page (with `cursor`) as it advances, wrapping at `total` once known;
+  - lists /api/feed page by page (with `cursor`) as it advances, wrapping at `total` once known, as the page does:
+    `pending=1` (answered at once; a card whose manifest is not made yet is listed pending), then
+    `limit=1&cursor=I` for a pending card it is about to watch (its whole card, made for it);
   - swipes: mostly next, sometimes back, sometimes a jump of several items; dwells 0.3-3 s on each item;
   - sends `at` on each swipe and about once a second while dwelling (playhead = time on the item, looping);
   - fetches what a player would: the poster, the rendition's init and seg-0 at once, the next segment as the
@@ -404,20 +406,26 @@ class Viewer(threading.Thread):
                 self.results.mismatch_files.add(relative)
                 self.results.mismatches.append(f"{relative} bytes {first}-{last}: differ from the batch's")
 
-    def load_page(self):
-        if self.next_cursor is None:
-            return False
-        query = {"limit": str(self.args.page_size)}
-        if self.next_cursor:
-            query["cursor"] = self.next_cursor
-        answer = self.request("feed", "/api/feed?" + urllib.parse.urlencode(query))
+    def listing(self, kind, query):
+        """GET /api/feed with `query`: the page, or None (the failure recorded)."""
+        answer = self.request(kind, "/api/feed?" + urllib.parse.urlencode(query))
         if answer is None:
-            return False
+            return None
         status, _, body = answer
         if status != 200:
             self.results.fail(f"viewer {self.number}: GET /api/feed {query} -> {status}: {body[:200]!r}")
+            return None
+        return json.loads(body)
+
+    def load_page(self):
+        if self.next_cursor is None:
             return False
-        page = json.loads(body)
+        query = {"limit": str(self.args.page_size), "pending": "1"}
+        if self.next_cursor:
+            query["cursor"] = self.next_cursor
+        page = self.listing("feed", query)
+        if page is None:
+            return False
         for card in page.get("resources", []):
             self.cards[card["index"]] = card
         self.next_cursor = page.get("next_cursor")
@@ -425,13 +433,28 @@ class Viewer(threading.Thread):
             self.total = page["total"]
         return True
 
+    def fill(self, index):
+        """The whole card of a pending one (`limit=1&cursor=I`, as the page asks for the card it is about to play)."""
+        page = self.listing("card", {"limit": "1", "cursor": str(index)})
+        if page is None:
+            return None
+        for card in page.get("resources", []):
+            if card.get("index") == index and not card.get("pending"):
+                self.cards[index] = card
+                return card
+        self.results.fail(f"viewer {self.number}: GET /api/feed card {index}: not in the answer")
+        return None
+
     def card(self, index):
         """The card at feed index `index` (wrapped once the total is known), loading pages as needed."""
         while True:
             if self.total:
                 index %= self.total
             if index in self.cards:
-                return index, self.cards[index]
+                card = self.cards[index]
+                if card.get("pending"):
+                    card = self.fill(index) or card
+                return index, card
             if self.next_cursor is None or not self.load_page():
                 # Past the end of an open-ended listing: wrap over what was loaded.
                 n = len(self.cards)
