@@ -29,10 +29,11 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
     public var duration: Double
     /// Segment length in seconds (every segment but the first).
     public var segmentSeconds: Double
-    /// The first segment's length in seconds (at most ``segmentSeconds``).
-    public var firstSegmentSeconds: Double
+    /// The first segment's length in seconds when it is shorter than the others (nil: as long; a manifest made
+    /// before the grid existed reads the same).
+    public var firstSegmentSeconds: Double? = nil
     /// Where each segment begins and ends.
-    public var grid: SegmentGrid { SegmentGrid(first: firstSegmentSeconds, seconds: segmentSeconds) }
+    public var grid: SegmentGrid { SegmentGrid(first: firstSegmentSeconds ?? segmentSeconds, seconds: segmentSeconds) }
     /// The video stream transcoded and the audio stream, by container index.
     public var videoStream: Int
     public var audioStream: Int?
@@ -45,7 +46,7 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
     /// plus one, when the header tells when the last frame starts (a container whose audio outlasts the video says
     /// a longer duration), else as many as cover `duration` — at least 1.
     public var segmentCount: Int {
-        let first = min(firstSegmentSeconds, segmentSeconds)
+        let first = grid.first
         var count = duration <= first + 1e-6 ? 1 : ((duration - first) / segmentSeconds - 1e-6).rounded(.up) + 1
         if let last = lastFrameStart, last.isFinite, last >= 0 {
             let index = last < first - 1e-6 ? 0 : ((last - first) / segmentSeconds + 1e-6).rounded(.down) + 1
@@ -67,9 +68,9 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
             throw MediaError(.invalidArgument, operation: "plan", item: item,
                              message: "segment length \(settings.segmentSeconds) s is not within 0.5…60 s")
         }
-        guard settings.firstSegmentSeconds >= 0.5, settings.firstSegmentSeconds <= 60 else {
+        if let first = settings.firstSegmentSeconds, !(first >= 0.5 && first <= 60) {
             throw MediaError(.invalidArgument, operation: "plan", item: item,
-                             message: "first segment length \(settings.firstSegmentSeconds) s is not within 0.5…60 s")
+                             message: "first segment length \(first) s is not within 0.5…60 s")
         }
         if let problem = TranscodePlan.settingsProblem(settings) {
             throw MediaError(.invalidArgument, operation: "plan", item: item, message: problem)
@@ -100,7 +101,7 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
             lastFrameStart = max(0, length - 1 / fps)
         }
         segmentSeconds = settings.segmentSeconds
-        firstSegmentSeconds = min(settings.firstSegmentSeconds, settings.segmentSeconds)
+        firstSegmentSeconds = settings.firstSegmentSeconds.flatMap { $0 < settings.segmentSeconds ? $0 : nil }
 
         let display = TranscodePlan.displaySize(video)
         displayWidth = display.width
