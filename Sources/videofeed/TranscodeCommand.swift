@@ -24,10 +24,10 @@ struct RenditionOptions: ParsableArguments {
     var segment: Double = 2
 
     @Option(name: .customLong("first-segment"), help: """
-        The first segment's length in seconds, 0.5-60 (at most --segment); default: as long as the others. Shorter, \
-        it is what a viewer landing on an item cold waits for. Segment K >= 1 covers [f + (K-1)*s, f + K*s).
+        The first segment's length in seconds, 0.5-60 (at most --segment): what a viewer landing on an item cold \
+        waits for. Segment K >= 1 covers [f + (K-1)*s, f + K*s).
         """)
-    var firstSegment: Double?
+    var firstSegment: Double = 1
 
     @Option(help: "x264 constant rate factor, 0-51.")
     var crf: Double = 23
@@ -77,7 +77,7 @@ struct RenditionOptions: ParsableArguments {
             throw ValidationError("--ladder takes 1-8 sizes WxH (16-8192 each side), e.g. 720x1280,360x640.")
         }
         guard segment >= 0.5, segment <= 60 else { throw ValidationError("--segment must be 0.5-60 seconds.") }
-        if let firstSegment, !(firstSegment >= 0.5 && firstSegment <= 60) {
+        guard firstSegment >= 0.5, firstSegment <= 60 else {
             throw ValidationError("--first-segment must be 0.5-60 seconds.")
         }
         guard crf >= 0, crf <= 51 else { throw ValidationError("--crf must be 0-51.") }

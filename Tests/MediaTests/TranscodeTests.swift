@@ -199,22 +199,20 @@ import Testing
         #expect(SegmentGrid(first: 5, seconds: 2).first == 2)
     }
 
-    @Test("the plan counts a 5.2 s item's segments on its grid: 3 by default (0, 2, 4 s), 4 with a 1 s first segment (0, 1, 3, 5 s); a first segment under 0.5 s is refused")
+    @Test("the plan counts a 5.2 s item's segments on its grid: 4 with a 1 s first segment (0, 1, 3, 5 s), 3 with a 2 s one; a first segment under 0.5 s is refused")
     func planCountsOnTheGrid() throws {
         let source = TestFixtures.transcode("long_gop_b.mp4")
         var settings = Self.single
-        #expect(try Transcoder(file: MediaFile(path: source), settings: settings).plan.segmentCount == 3)
-        settings.firstSegmentSeconds = 1
         #expect(try Transcoder(file: MediaFile(path: source), settings: settings).plan.segmentCount == 4)
+        settings.firstSegmentSeconds = 2
+        #expect(try Transcoder(file: MediaFile(path: source), settings: settings).plan.segmentCount == 3)
         settings.firstSegmentSeconds = 0.2
         #expect(throws: MediaError.self) { try Transcoder(file: MediaFile(path: source), settings: settings) }
     }
 
-    @Test("CMAF segments with a 1 s first segment: then one per started 2 s, each starting with a keyframe at its boundary (0, 1, 3, 5 s), a playlist naming them, and the first segment decodes alone after the init")
+    @Test("CMAF segments: a 1 s first segment, then one per started 2 s, each starting with a keyframe at its boundary (0, 1, 3, 5 s), a playlist naming them, and the first segment decodes alone after the init")
     func segments() throws {
-        var settings = Self.single
-        settings.firstSegmentSeconds = 1
-        let (out, report) = try Self.transcode(TestFixtures.transcode("long_gop_b.mp4"), settings)
+        let (out, report) = try Self.transcode(TestFixtures.transcode("long_gop_b.mp4"))
         defer { try? FileManager.default.removeItem(at: out) }
         let rendition = try #require(report.renditions.first)
         #expect(rendition.segments.count == 4)
@@ -259,7 +257,7 @@ import Testing
             let batch = try [UInt8](Data(contentsOf: out.appendingPathComponent(rendition.segments[k])))
             let alone = try times(batchInit, segment.media, name: "alone-\(k).mp4")
             #expect(alone == (try times(batchInit, batch, name: "batch-\(k).mp4")), "segment \(k)")
-            #expect(alone.first == Double(k * 2000))
+            #expect(alone.first == [0, 1000, 3000][k], "segment \(k) starts at its grid boundary")
         }
         // Many decoder threads hold the first picture back while the audio runs past a segment's window: the
         // segment and the init still come out (they once waited forever for an audio end already given).
@@ -278,7 +276,7 @@ import Testing
         let held = try Transcoder(file: MediaFile(path: source), settings: threaded)
         #expect(try held.initialization(rendition: 0) == batchInit)
         #expect(try held.segment(1, rendition: 0).frames == 60)
-        #expect(throws: MediaError.self) { try transcoder.segment(3, rendition: 0) }
+        #expect(throws: MediaError.self) { try transcoder.segment(4, rendition: 0) }
         #expect(throws: MediaError.self) { try transcoder.segment(0, rendition: 1) }
     }
 
@@ -342,12 +340,10 @@ import Testing
         #expect(abs(end - listed) < 0.002, "media ends at \(end) s, the playlist at \(listed) s")
     }
 
-    @Test("an MPEG-TS with one keyframe, 1 s first segment: a segment after the first (its seek lands where nothing decodes) is decoded from the start, in the batch and alone, and keeps every frame")
+    @Test("an MPEG-TS with one keyframe: a segment after the first (its seek lands where nothing decodes) is decoded from the start, in the batch and alone, and keeps every frame")
     func oneKeyframeTransportStream() throws {
         let source = TestFixtures.transcode("one_keyframe.ts")
-        var settings = Self.single
-        settings.firstSegmentSeconds = 1
-        let (out, report) = try Self.transcode(source, settings)
+        let (out, report) = try Self.transcode(source)
         defer { try? FileManager.default.removeItem(at: out) }
         let rendition = try #require(report.renditions.first)
         #expect(rendition.segments.count == 3)
@@ -355,7 +351,7 @@ import Testing
         #expect(rendition.frames == frames)
         // 25 fps: segment 0 holds [0, 1 s), segment 1 [1 s, 3 s), segment 2 the rest.
         for (k, expected) in [(1, 50), (2, frames - 75)] {
-            let alone = try Transcoder(file: MediaFile(path: source), settings: settings).segment(k, rendition: 0)
+            let alone = try Transcoder(file: MediaFile(path: source), settings: Self.single).segment(k, rendition: 0)
             let batch = try [UInt8](Data(contentsOf: out.appendingPathComponent(rendition.segments[k])))
             #expect(alone.frames == expected && alone.media == batch, "segment \(k): \(alone.frames) frames")
         }
@@ -370,8 +366,8 @@ import Testing
         let batchInit = try [UInt8](Data(contentsOf: out.appendingPathComponent(try #require(rendition.initSegment))))
         let transcoder = try Transcoder(file: MediaFile(path: source), settings: Self.single)
         let second = try transcoder.segment(1, rendition: 0)
-        #expect(second.frames == 30, "[2 s, 3 s) at 30 fps")
-        #expect(abs(second.start - 2) < 0.001)
+        #expect(second.frames == 60, "[1 s, 3 s) at 30 fps")
+        #expect(abs(second.start - 1) < 0.001)
         #expect(second.initialization == batchInit)
     }
 

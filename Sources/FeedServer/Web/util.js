@@ -38,12 +38,15 @@ export function pickRendition(renditions, w, h) {
   return large[0] || ok.slice().sort((a, b) => area(b) - area(a))[0];
 }
 
-/** Start times (s) of each segment of a rendition, and the total, from `segment_durations` (2 s each otherwise). */
+/** Start times (s) of each segment of a rendition, and the total, from `segment_durations` (otherwise the server's
+ *  default grid: a 1 s first segment, then 2 s each). */
 export function segmentTimes(rendition, fallbackDuration) {
   const n = rendition.segments.length;
   const d = rendition.segment_durations && rendition.segment_durations.length === n
-    ? rendition.segment_durations : Array.from({ length: n }, (_, k) =>
-      Math.max(0, Math.min(2, (fallbackDuration || 2 * n) - 2 * k)));
+    ? rendition.segment_durations : Array.from({ length: n }, (_, k) => {
+      const start = k === 0 ? 0 : 2 * k - 1, length = k === 0 ? 1 : 2;
+      return Math.max(0, Math.min(length, (fallbackDuration || 2 * n - 1) - start));
+    });
   const starts = [];
   let t = 0;
   for (const x of d) { starts.push(t); t += x; }

@@ -13,10 +13,9 @@ public struct TranscodeSettings: Sendable, Hashable, Codable {
     /// boundary of the plan's ``SegmentGrid``, so segment *k* always covers the same span of the source, whoever
     /// makes it.
     public var segmentSeconds: Double = 2
-    /// The first segment's length in seconds, 0.5–60 (at most ``segmentSeconds``), or nil (the default) for one as
-    /// long as the others: a shorter one is what a viewer landing on a cold item waits for (see ``SegmentGrid``).
-    /// Left out of the fingerprint when nil, so outputs made before it existed stay current.
-    public var firstSegmentSeconds: Double? = nil
+    /// The first segment's length in seconds, 0.5–60 (at most ``segmentSeconds``; nil: as long as the others):
+    /// what a viewer landing on a cold item waits for, so 1 s by default (see ``SegmentGrid``).
+    public var firstSegmentSeconds: Double? = 1
     /// The H.264 encoder settings.
     public var video = VideoEncoding()
     /// The VBV cap in bits per second per pixel of a rendition at 30 fps: 3.3 gives 3.0 Mb/s for 720x1280,
