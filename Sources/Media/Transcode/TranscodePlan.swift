@@ -183,6 +183,7 @@ public struct SegmentGrid: Sendable, Equatable {
     /// Every later segment's length in seconds.
     public var seconds: Double
 
+    /// The grid of segments `seconds` long after a first one `first` long (at most `seconds`).
     public init(first: Double, seconds: Double) {
         self.seconds = seconds
         self.first = min(first, seconds)
