@@ -84,7 +84,8 @@ import Testing
         #expect(player.settle(timeout: 30))
         #expect(player.next().frame?.index == 2)
         // Page 2 fails twice (404), then arrives on the retries 1 s and 2 s later.
-        #expect(try await Self.until { player.itemCount == 6 })
+        // The count grows before the event reaches the handler (on another thread): wait for both.
+        #expect(try await Self.until { player.itemCount == 6 && seen.withLock { $0.last == "grew 6" } })
         #expect(seen.withLock { $0 } == ["failed", "failed", "grew 6"])
         #expect(try server.requests(forPage: 2) == 3)
         #expect(player.settle(timeout: 30))
