@@ -30,6 +30,9 @@ Checks (one line each, PASS or FAIL with the detail):
   controls   the mute button unmutes the playing video and mutes it again; a click on the video pauses it and a
              second click resumes it
   reload     a reload resumes at the same item (#i=…&item=…), and #item=<public_id> / #i=N open that item
+  jump       #i=N to an item not listed yet (pages of 3): when the page asks for its listing page, only the current
+             card holds a <video> and a poster (the old neighbours let go, so the request does not wait behind
+             theirs for one of the browser's six connections); then N plays and its neighbours are attached again
   overlay    `d` shows the debug overlay with the engine's window from the WebSocket (states of current ± 2) and
              the last swipe's first-frame time; `d` again hides it
 
@@ -64,6 +67,15 @@ addEventListener('error', e => {
   }
 }, true);
 addEventListener('videofeed:firstframe', e => window.__test.firstFrames.push(e.detail));
+// Every listing request, with how many cards held a <video> or a poster when it was sent.
+window.__test.listings = [];
+const pageFetch = window.fetch;
+window.fetch = function (input, init) {
+  const url = String((input && input.url) || input);
+  if (url.includes('/api/feed')) window.__test.listings.push({ url, videos: document.querySelectorAll('video').length,
+    posters: document.querySelectorAll('img.poster[src]').length });
+  return pageFetch.apply(this, arguments);
+};
 """
 
 # The current card's <video> as numbers: how much of it has played, its size, its state.
@@ -451,6 +463,29 @@ class Run:
         self.close(page)
         return f"reload resumed at {k} {want}; #item= opened {j}, #i={n - 1} opened {n - 1}"
 
+    def jump(self):
+        n = len(self.items)
+        if n < 8:
+            raise CheckFailed(f"needs a feed of at least 8 items (pages of 3), this one has {n}")
+        page = self.page("?limit=3")
+        page.wait_for_function("window.videofeed.attached >= 3 && window.videofeed.cards === 6")
+        page.evaluate("window.__test.listings = []")
+        target = n - 1
+        page.evaluate(f"location.hash = '#i={target}'")
+        self.wait_index(page, target, f"#i={target}")
+        sent = page.evaluate("window.__test.listings")
+        first = next((x for x in sent if "cursor=6" in x["url"]), None)
+        if first is None:
+            raise CheckFailed(f"no listing request for cursor=6 after #i={target}: {sent}")
+        if first["videos"] > 1 or first["posters"] > 1:
+            raise CheckFailed(f"the listing request went out with {first['videos']} <video>s and "
+                              f"{first['posters']} posters held (only the current card's may be)")
+        page.wait_for_function(f"() => !({JS_ACTIVE_VIDEO})().paused", timeout=self.args.timeout * 1000)
+        page.wait_for_function("window.videofeed.attached >= 3", timeout=self.args.timeout * 1000)
+        self.close(page)
+        return (f"#i={target}: listing page asked for with {first['videos']} <video> and {first['posters']} poster "
+                "held; the item plays, its neighbours attached again")
+
     def overlay(self):
         page = self.page()
         page.keyboard.press("ArrowDown")
@@ -504,6 +539,7 @@ class Run:
                 self.args.only = only
         self.check("controls", self.controls)
         self.check("reload", self.reload)
+        self.check("jump", self.jump)
         self.check("overlay", self.overlay)
         if self.args.screenshot:
             self.screenshot(self.args.screenshot)

@@ -177,9 +177,13 @@ async function find({ i, item }) {
 
 addEventListener('hashchange', async () => {
   const target = readHash();
+  const listed = target.i != null && feed.item(target.i) !== undefined
+    && (target.item == null || feed.item(target.i).public_id === target.item);
+  if (!listed) view.leave();    // the listing request first, not behind the old window's media requests
   const pos = await resolve(target);
   view.sync();
   if (feed.index(view.current) !== feed.index(pos) || view.current < 0) view.show(pos, 'hash', performance.now());
+  if (view.leaving) view.stay();     // it did not move (the same item, or none to show): the window again
 });
 
 function showStatus(text) {

@@ -27,6 +27,7 @@ export class FeedView {
     this.current = -1;
     this.busy = false;         // a move waits for a page
     this.hold = false;         // a finger (or the glide after it) owns the scroll position: do not follow it
+    this.leaving = false;      // a jump waits for its listing page (leave()): the old window is let go
     this.measure();
     addEventListener('resize', () => { this.measure(); this.scrollTo(this.current); });
     let settle = 0;
@@ -108,6 +109,7 @@ export class FeedView {
 
   activate(pos, source, t0) {
     if (pos === this.current || !this.cards[pos]) return;
+    this.leaving = false;
     const previous = this.cards[this.current];
     const card = this.cards[pos];
     this.current = pos;
@@ -152,7 +154,26 @@ export class FeedView {
     this.keepNeighbours();
   }
 
+  /** Before a jump to a position that needs a listing page first: every card but the current one lets go of its
+   *  media and poster, so that the page request does not wait behind their requests (a browser keeps at most six
+   *  connections per host, and a segment the server is still making holds one until it is made). The window
+   *  around the target is preloaded once it is listed. */
+  leave() {
+    this.leaving = true;       // until the jump moves (activate) or comes back here (stay): no neighbour preloads
+    clearTimeout(this.holding);
+    for (const card of this.live) {
+      if (card !== this.card) { card.far(); this.live.delete(card); }
+    }
+  }
+
+  /** The jump after leave() stayed where it was: the window again. */
+  stay() {
+    this.leaving = false;
+    this.keepWindow();
+  }
+
   keepNeighbours() {
+    if (this.leaving) return;
     const c = this.current;
     const order = [1, -1, 2, -2];
     for (const d of order) {
