@@ -89,7 +89,8 @@ export class Card {
       return this.fail(`no rendition this browser can play (${mimes})`);
     }
     this.rendition = r;
-    this.times = segmentTimes(r, this.item.duration);
+    this.times = segmentTimes(r);
+    if (!this.times) return this.fail(`the listing gives no segment_durations for ${r.name || r.mime}`);
     const video = document.createElement('video');
     video.muted = this.env.settings.muted;
     video.loop = true;               // like TikTok: the current item loops; a swipe moves on

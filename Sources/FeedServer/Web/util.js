@@ -38,15 +38,13 @@ export function pickRendition(renditions, w, h) {
   return large[0] || ok.slice().sort((a, b) => area(b) - area(a))[0];
 }
 
-/** Start times (s) of each segment of a rendition, and the total, from `segment_durations` (otherwise the server's
- *  default grid: a 1 s first segment, then 2 s each). */
-export function segmentTimes(rendition, fallbackDuration) {
-  const n = rendition.segments.length;
-  const d = rendition.segment_durations && rendition.segment_durations.length === n
-    ? rendition.segment_durations : Array.from({ length: n }, (_, k) => {
-      const start = k === 0 ? 0 : 2 * k - 1, length = k === 0 ? 1 : 2;
-      return Math.max(0, Math.min(length, (fallbackDuration || 2 * n - 1) - start));
-    });
+/** Start times (s) of each segment of a rendition, and the total, from its `segment_durations` (the server lists
+ *  them with every rendition: the grid is the server's setting); null when they are missing or do not match. */
+export function segmentTimes(rendition) {
+  const d = rendition.segment_durations;
+  if (!Array.isArray(d) || d.length !== rendition.segments.length || !d.every(x => Number.isFinite(x) && x >= 0)) {
+    return null;
+  }
   const starts = [];
   let t = 0;
   for (const x of d) { starts.push(t); t += x; }
