@@ -49,8 +49,8 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
         let first = grid.first
         var count = duration <= first + 1e-6 ? 1 : ((duration - first) / segmentSeconds - 1e-6).rounded(.up) + 1
         if let last = lastFrameStart, last.isFinite, last >= 0 {
-            let index = last < first - 1e-6 ? 0 : ((last - first) / segmentSeconds + 1e-6).rounded(.down) + 1
-            count = min(count, index + 1)
+            // The segment the cutter puts the last frame in, by the grid's one rule.
+            count = min(count, Double(grid.index(at: last)) + 1)
         }
         return count.isFinite ? max(1, Int(min(count, 1e9))) : 1
     }
