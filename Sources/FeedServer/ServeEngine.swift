@@ -13,6 +13,9 @@ public struct ItemManifest: Sendable, Codable, Equatable {
     public var plan: TranscodePlan
     /// RFC 6381 codecs per rendition, in the plan's order.
     public var codecs: [String]
+    /// What the manifest's pass over the item's start learnt: later segments are made without that pass again
+    /// (nil for a still, and in manifests from older builds).
+    public var origin: TranscodeOrigin?
 
     /// The index of the rendition named `name`.
     public func rendition(named name: String) -> Int? { plan.renditions.firstIndex { $0.name == name } }
@@ -308,7 +311,7 @@ public final class ServeEngine: Sendable {
                 let initKey = "\(folder)/\(plan.renditions[r].name)/init.mp4"
                 if !cache.contains(initKey) { try cache.write(initKey, made.bytes) }
             }
-            let manifest = ItemManifest(plan: plan, codecs: codecs)
+            let manifest = ItemManifest(plan: plan, codecs: codecs, origin: transcoder.origin)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             try cache.write(folder + "/manifest.json", Array(try encoder.encode(manifest)))
@@ -317,10 +320,17 @@ public final class ServeEngine: Sendable {
             let made = try transcoder.initializationSegment(rendition: r)
             try cache.write("\(folder)/\(plan.renditions[r].name)/init.mp4", made.bytes)
         case .segment(let r, let k):
-            let segment = try transcoder.segment(k, rendition: r)
             let name = plan.renditions[r].name
-            if !cache.contains("\(folder)/\(name)/init.mp4") {
-                try cache.write("\(folder)/\(name)/init.mp4", segment.initialization)
+            let initKey = "\(folder)/\(name)/init.mp4"
+            // With the init in the cache and the manifest's origin, no pass over the item's start is needed.
+            let segment: TranscodedSegment
+            if cache.contains(initKey), let origin = knownManifest(folder)?.origin {
+                segment = try transcoder.mediaSegment(k, rendition: r, origin: origin)
+            } else {
+                segment = try transcoder.segment(k, rendition: r)
+            }
+            if !segment.initialization.isEmpty, !cache.contains(initKey) {
+                try cache.write(initKey, segment.initialization)
             }
             try cache.write("\(folder)/\(name)/seg-\(k).m4s", segment.media)
         case .full:

@@ -210,6 +210,18 @@ import Testing
         #expect(throws: MediaError.self) { try Transcoder(file: MediaFile(path: source), settings: settings) }
     }
 
+    @Test("a WebM whose stream gives no duration: the last frame's start is estimated from the container's duration, so no empty segment is planned")
+    func lastFrameFromTheContainer() throws {
+        // vp9.webm: 1.008 s in the container, 25 fps, no stream duration; its last frame starts at 0.968 s.
+        let plan = try Transcoder(file: MediaFile(path: TestFixtures.media("vp9.webm")), settings: Self.single).plan
+        let last = try #require(plan.lastFrameStart)
+        #expect(abs(last - (1.008 - 1.0 / 25)) < 1e-6)
+        #expect(plan.duration > plan.grid.end(0) && plan.segmentCount == 1)
+        var settings = Self.single
+        settings.firstSegmentSeconds = 0.5
+        #expect(try Transcoder(file: MediaFile(path: TestFixtures.media("vp9.webm")), settings: settings).plan.segmentCount == 2)
+    }
+
     @Test("CMAF segments: a 1 s first segment, then one per started 2 s, each starting with a keyframe at its boundary (0, 1, 3, 5 s), a playlist naming them, and the first segment decodes alone after the init")
     func segments() throws {
         let (out, report) = try Self.transcode(TestFixtures.transcode("long_gop_b.mp4"))
@@ -232,6 +244,55 @@ import Testing
         }
         let master = try String(contentsOf: out.appendingPathComponent("master.m3u8"), encoding: .utf8)
         #expect(master.contains("CODECS=\"\(rendition.codecs)\"") && master.contains("RESOLUTION=640x360"))
+    }
+
+    @Test("a later segment made from the first pass's origin, with no pass over the item's start, is byte for byte the one made with it", arguments: [
+        "long_gop_b.mp4", "interlaced.ts", "hdr10_rotated_phone.mp4", "anamorphic.mkv",
+    ])
+    func mediaSegmentFromTheOrigin(name: String) throws {
+        let source = TestFixtures.transcode(name)
+        var settings = Self.single
+        settings.ladder = [Size(width: 720, height: 1280), Size(width: 360, height: 640)]
+        // The origin as a server keeps it: from the pass that makes every rendition's init.
+        let first = try Transcoder(file: MediaFile(path: source), settings: settings)
+        #expect(first.origin == nil)
+        _ = try first.initializationSegments()
+        let origin = try #require(first.origin)
+        #expect(origin.firstPictureTimes.count == first.plan.renditions.count)
+        let count = first.plan.segmentCount
+        #expect(count >= 2)
+        for r in first.plan.renditions.indices.reversed() {
+            for k in 1..<count {
+                let made = try Transcoder(file: MediaFile(path: source), settings: settings).segment(k, rendition: r)
+                let fast = try Transcoder(file: MediaFile(path: source), settings: settings)
+                    .mediaSegment(k, rendition: r, origin: origin)
+                #expect(fast.initialization.isEmpty)
+                #expect(fast.media == made.media, "\(name): rendition \(r) segment \(k)")
+                #expect(fast.codecs == made.codecs && fast.start == made.start && fast.frames == made.frames)
+            }
+        }
+        // A wrong origin is used as given (it is the caller's to keep with the item): the segment differs.
+        var shifted = origin
+        shifted.firstPictureTimes = shifted.firstPictureTimes.mapValues { $0 + 1000 }
+        let wrong = try Transcoder(file: MediaFile(path: source), settings: settings)
+            .mediaSegment(1, rendition: 0, origin: shifted)
+        let right = try Transcoder(file: MediaFile(path: source), settings: settings).segment(1, rendition: 0)
+        #expect(wrong.media != right.media)
+    }
+
+    @Test("a still's later segments need its one picture: mediaSegment makes them as segment does, init included")
+    func mediaSegmentOfAStill() throws {
+        var settings = Self.single
+        settings.stillSeconds = 3
+        let transcoder = try Transcoder(file: MediaFile(path: TestFixtures.media("image.jpg")), settings: settings)
+        _ = try transcoder.initializationSegments()
+        #expect(transcoder.origin == nil)
+        let origin = TranscodeOrigin(display: Size(width: 16, height: 16), firstPictureTimes: ["720x1280": 0])
+        let made = try Transcoder(file: MediaFile(path: TestFixtures.media("image.jpg")), settings: settings)
+            .segment(1, rendition: 0)
+        let fast = try Transcoder(file: MediaFile(path: TestFixtures.media("image.jpg")), settings: settings)
+            .mediaSegment(1, rendition: 0, origin: origin)
+        #expect(!fast.initialization.isEmpty && fast == made)
     }
 
     @Test("a segment made on demand has the batch's frames at the batch's times, and the rendition's one init")

@@ -62,3 +62,20 @@ public struct TranscodedSegment: Sendable, Equatable {
     /// The MSE / HLS codec string.
     public var codecs: String
 }
+
+/// What a pass from an item's start learns and every later segment of the item is made with: the first picture as
+/// shown (every segment's renditions are fitted from it) and each rendition's first picture time (the media
+/// timeline the later segments are muxed onto), from ``Transcoder/origin``. Kept beside an item's manifest, it lets
+/// ``Transcoder/mediaSegment(_:rendition:origin:)`` make a later segment without that pass.
+public struct TranscodeOrigin: Sendable, Codable, Equatable {
+    /// The item's first picture as shown (its size with its sample aspect ratio and orientation).
+    public var display: Size
+    /// Each rendition's first picture time, in its encoder's time base, by rendition name.
+    public var firstPictureTimes: [String: Int64]
+
+    /// An origin of `display` and `firstPictureTimes`.
+    public init(display: Size, firstPictureTimes: [String: Int64]) {
+        self.display = display
+        self.firstPictureTimes = firstPictureTimes
+    }
+}

@@ -99,6 +99,41 @@ public final class Transcoder {
         return segment
     }
 
+    /// Media segment `index` of rendition `rendition`, byte-identical to ``segment(_:rendition:)``'s `media`, without
+    /// the pass over the item's start that segment makes first for the rendition's initialisation segment: `origin`
+    /// (an earlier transcoder's ``origin`` for the same file and settings) says what that pass learns. A server that
+    /// keeps the initialisation segment and the origin from the item's first pass saves a decode, a filter graph and
+    /// an encoder session per later segment.
+    ///
+    /// The returned segment's `initialization` is empty — unless the origin does not serve: for segment 0 (made from
+    /// the start anyway), a still (made from its one picture) or an origin without this rendition, the segment is
+    /// ``segment(_:rendition:)``'s, init included.
+    /// - Throws: as ``segment(_:rendition:)``.
+    public func mediaSegment(_ index: Int, rendition: Int, origin: TranscodeOrigin) throws -> TranscodedSegment {
+        guard index > 0, index < plan.segmentCount, !plan.isStill, plan.renditions.indices.contains(rendition),
+              let time = origin.firstPictureTimes[plan.renditions[rendition].name] else {
+            return try segment(index, rendition: rendition)
+        }
+        itemDisplay = origin.display
+        firstPictureTime[plan.renditions[rendition].name] = time
+        var segment: TranscodedSegment
+        do {
+            segment = try segments(index, rungs: [rendition], batch: nil).segments[0]
+        } catch let error as WindowError {
+            throw error.error
+        }
+        segment.initialization = []
+        return segment
+    }
+
+    /// What the passes so far learnt from the item's start (its first picture as shown, each rendition's first
+    /// picture time), for ``mediaSegment(_:rendition:origin:)``; nil until a pass from the start ran
+    /// (``initializationSegments()``, ``initializationSegment(rendition:)``, segment 0) and for a still.
+    public var origin: TranscodeOrigin? {
+        guard !plan.isStill, let itemDisplay, !firstPictureTime.isEmpty else { return nil }
+        return TranscodeOrigin(display: itemDisplay, firstPictureTimes: firstPictureTime)
+    }
+
     /// The CMAF initialisation segment of rendition `rendition` — byte for byte the `init.mp4` that
     /// ``run(into:)`` and ``segment(_:rendition:)`` make with the same settings — from the item's first frame alone.
     /// - Throws: ``MediaError`` as ``segment(_:rendition:)`` does.
