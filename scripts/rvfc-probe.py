@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""When does Chromium's requestVideoFrameCallback fire after play() on a video paused on its first frame?
+
+The neighbour-swipe figure of issue 12 is "key press -> requestVideoFrameCallback of the new card". The page keeps
+each neighbour paused on its first frame, already presented (the poster is hidden on that frame's callback), so the
+callback after play() is the *second* frame's: one frame interval of the rendition after the swipe. This probe asks
+whether any way of showing the card makes Chromium call back for the frame it already holds instead:
+
+  plain    the video visible and paused on frame 0, then play()
+  unhide   the video visibility:hidden while it loads, made visible together with play()
+  display  the video display:none while it loads, shown together with play()
+  seek     currentTime = 0 (a seek to the frame it shows) together with play()
+
+For each, it prints the milliseconds from the call to the callback's expectedDisplayTime and the mediaTime of the
+frame the callback reports (0 = the first frame, 1/fps = the second).
+
+    python3 scripts/rvfc-probe.py [--fps 10] [--runs 8]
+
+Needs the ffmpeg CLI, Playwright (PyPI) and Debian's chromium (make browser-deps). Exit status 0, or 2 when it
+cannot run.
+"""
+import argparse
+import asyncio
+import functools
+import http.server
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+
+PAGE = """<!doctype html><html><body style="margin:0;background:#000">
+<video id="v" src="clip.mp4" muted playsinline preload="auto" style="width:360px;height:640px"></video>
+<script>
+const v = document.getElementById('v');
+window.run = mode => new Promise(done => {
+  const t0 = performance.now();
+  if (mode === 'unhide') v.style.visibility = 'visible';
+  if (mode === 'display') v.style.display = '';
+  if (mode === 'seek') v.currentTime = 0;
+  v.requestVideoFrameCallback((now, meta) =>
+    done({ ms: (meta.expectedDisplayTime || now) - t0, mediaTime: meta.mediaTime }));
+  v.play();
+});
+</script></body></html>"""
+
+HIDE = {"unhide": "v.style.visibility = 'hidden'", "display": "v.style.display = 'none'"}
+
+
+async def probe(url, runs):
+    from playwright.async_api import async_playwright
+    async with async_playwright() as p:
+        args = ["--autoplay-policy=no-user-gesture-required"] + (["--no-sandbox"] if os.geteuid() == 0 else [])
+        browser = await p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"), args=args)
+        page = await browser.new_page()
+        results = {}
+        for mode in ["plain", "unhide", "display", "seek"]:
+            rows = []
+            for _ in range(runs):
+                await page.goto(url)
+                if mode in HIDE:
+                    await page.evaluate(HIDE[mode].replace("v.", "document.getElementById('v')."))
+                await page.wait_for_function("document.getElementById('v').readyState >= 2")
+                await page.wait_for_timeout(300)
+                rows.append(await page.evaluate(f"run('{mode}')"))
+            results[mode] = rows
+        await browser.close()
+        return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--fps", type=int, default=10, help="the clip's frame rate (default 10, like fire2's ~10.5)")
+    parser.add_argument("--runs", type=int, default=8, help="page loads per mode (default 8)")
+    options = parser.parse_args()
+    if not shutil.which("ffmpeg"):
+        print("rvfc-probe: the ffmpeg CLI is missing (make deps)", file=sys.stderr)
+        return 2
+    work = tempfile.mkdtemp(prefix="rvfc-probe-")
+    try:
+        subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
+                        f"testsrc2=size=720x1280:rate={options.fps}", "-t", "4", "-c:v", "libx264",
+                        "-pix_fmt", "yuv420p", "-movflags", "+faststart", os.path.join(work, "clip.mp4")],
+                       check=True)
+        with open(os.path.join(work, "index.html"), "w") as f:
+            f.write(PAGE)
+        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=work)
+        handler.log_message = lambda *a: None
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            results = asyncio.run(probe(f"http://127.0.0.1:{server.server_address[1]}/index.html", options.runs))
+        except ImportError:
+            print("rvfc-probe: Playwright is missing (make browser-deps)", file=sys.stderr)
+            return 2
+        finally:
+            server.shutdown()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{options.fps} fps clip (frame interval {1000 / options.fps:.0f} ms), {options.runs} page loads per mode")
+    print("mode     median ms  max ms  frame reported (mediaTime)")
+    for mode, rows in results.items():
+        ms = [r["ms"] for r in rows]
+        frames = sorted({round(r["mediaTime"], 3) for r in rows})
+        print(f"{mode:8} {statistics.median(ms):9.1f} {max(ms):7.1f}  {', '.join(f'{t:.3f} s' for t in frames)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
