@@ -28,7 +28,8 @@ Checks (one line each, PASS or FAIL with the detail):
              cannot make fails here even when the page plays around it); the one exception is the poster of an item
              the listing marks with `error`, which the page asks for while the card is still pending
   controls   the mute button unmutes the playing video and mutes it again; a click on the video pauses it and a
-             second click resumes it
+             second click resumes it; the progress bar moves while it plays, and while it is paused it is still and
+             the page asks for no animation frames
   reload     a reload resumes at the same item (#i=…&item=…), and #item=<public_id> / #i=N open that item
   jump       #i=N to an item not listed yet (pages of 3): when the page asks for its listing page, only the current
              card holds a <video> and a poster (the old neighbours let go, so the request does not wait behind
@@ -67,6 +68,10 @@ addEventListener('error', e => {
   }
 }, true);
 addEventListener('videofeed:firstframe', e => window.__test.firstFrames.push(e.detail));
+// Animation frames the page asks for (the progress bar's loop; a touch glide's).
+window.__test.frames = 0;
+const pageFrame = window.requestAnimationFrame.bind(window);
+window.requestAnimationFrame = cb => { window.__test.frames++; return pageFrame(cb); };
 // Every listing request, with how many cards held a <video> or a poster when it was sent.
 window.__test.listings = [];
 const pageFetch = window.fetch;
@@ -422,16 +427,28 @@ class Run:
         page.wait_for_function(f"() => !({JS_ACTIVE_VIDEO})().muted", timeout=5000)
         page.keyboard.press("m")
         page.wait_for_function(f"() => ({JS_ACTIVE_VIDEO})().muted", timeout=5000)
+        bar = "() => { const b = document.querySelector('.card.active .progress .bar'); " \
+              "const m = /scaleX\\(([0-9.e-]+)\\)/.exec(b ? b.style.transform : ''); return m ? Number(m[1]) : -1; }"
+        before = page.evaluate(bar)
+        page.wait_for_function(f"x => ({bar})() !== x", arg=before, timeout=5000)
         page.mouse.click(200, 300)
         page.wait_for_function(f"() => ({JS_ACTIVE_VIDEO})().paused", timeout=5000)
         t = page.evaluate(JS_ACTIVE_VIDEO)["currentTime"]
+        time.sleep(0.3)
+        frames, held = page.evaluate("window.__test.frames"), page.evaluate(bar)
         time.sleep(0.5)
         if page.evaluate(JS_ACTIVE_VIDEO)["currentTime"] != t:
             raise CheckFailed("the paused video went on playing")
+        idle = page.evaluate("window.__test.frames") - frames
+        if idle > 2 or page.evaluate(bar) != held:
+            raise CheckFailed(f"while paused the progress bar asked for {idle} animation frames in 0.5 s "
+                              f"(moved from {held} to {page.evaluate(bar)})")
         page.mouse.click(200, 300)
         page.wait_for_function(f"() => !({JS_ACTIVE_VIDEO})().paused", timeout=5000)
+        page.wait_for_function(f"x => ({bar})() !== x", arg=held, timeout=5000)
         self.close(page)
-        return "mute button and m toggle sound; a click pauses, a second resumes"
+        return (f"mute button and m toggle sound; a click pauses, a second resumes; the progress bar moves while "
+                f"playing and is still, with {idle} animation frames in 0.5 s, while paused")
 
     def reload(self):
         n = len(self.items)

@@ -106,6 +106,9 @@ export class Card {
       if (this.media === m) this.fail(mediaErrorText(video.error));
     });
     video.addEventListener('timeupdate', () => { if (this.active) this.pump(); });
+    for (const e of ['playing', 'seeked', 'timeupdate']) {
+      video.addEventListener(e, () => { if (this.active && this.media === m && !this.frame) this.tick(); });
+    }
     video.addEventListener('seeking', () => this.seeking(m));
     video.addEventListener('waiting', () => this.el.classList.add('waiting'));
     for (const e of ['playing', 'seeked', 'pause']) video.addEventListener(e, () => this.el.classList.remove('waiting'));
@@ -331,13 +334,16 @@ export class Card {
 
   setMuted(muted) { if (this.media) this.media.video.muted = muted; }
 
-  /** The progress bar, redrawn every animation frame while the card is current. */
+  /** The progress bar, redrawn every animation frame while the current card's video moves: not while it waits for
+   *  media or is paused (its `playing`, `seeked` and `timeupdate` events start the loop again). */
   tick() {
     cancelAnimationFrame(this.frame);
+    this.frame = 0;
     const m = this.media;
     if (!this.active || !m) return;
     const d = this.times.total || m.video.duration;
     if (d > 0 && Number.isFinite(d)) this.bar.style.transform = `scaleX(${Math.min(1, m.video.currentTime / d)})`;
+    if (m.video.paused || m.video.readyState < HTMLMediaElement.HAVE_FUTURE_DATA) return;
     this.frame = requestAnimationFrame(() => this.tick());
   }
 
