@@ -31,6 +31,8 @@ Checks (one line each, PASS or FAIL with the detail):
              second click resumes it; the progress bar moves while it plays, and while it is paused it is still and
              the page asks for no animation frames
   reload     a reload resumes at the same item (#i=…&item=…), and #item=<public_id> / #i=N open that item
+  start      a swipe to a prefetched neighbour starts it alone: the <video> of the card that joins the window is
+             added after the new card's first frame (its firstframe event), not in the same task as the key press
   jump       #i=N to an item not listed yet (pages of 3): when the page asks for its listing page, only the current
              card holds a <video> and a poster (the old neighbours let go, so the request does not wait behind
              theirs for one of the browser's six connections); then N plays and its neighbours are attached again
@@ -67,7 +69,17 @@ addEventListener('error', e => {
       code: t.error ? t.error.code : null, message: t.error ? t.error.message : '' });
   }
 }, true);
-addEventListener('videofeed:firstframe', e => window.__test.firstFrames.push(e.detail));
+addEventListener('videofeed:firstframe', e => window.__test.firstFrames.push({ ...e.detail, t: performance.now() }));
+// Every <video> the page adds, and when.
+window.__test.videosAdded = [];
+new MutationObserver(records => {
+  for (const r of records) for (const n of r.addedNodes) {
+    if (n.nodeName === 'VIDEO') {
+      const card = n.closest('.card');
+      window.__test.videosAdded.push({ t: performance.now(), publicId: card ? card.dataset.publicId : null });
+    }
+  }
+}).observe(document, { childList: true, subtree: true });
 // Animation frames the page asks for (the progress bar's loop; a touch glide's).
 window.__test.frames = 0;
 const pageFrame = window.requestAnimationFrame.bind(window);
@@ -480,6 +492,26 @@ class Run:
         self.close(page)
         return f"reload resumed at {k} {want}; #item= opened {j}, #i={n - 1} opened {n - 1}"
 
+    def start(self):
+        page = self.page()
+        page.wait_for_function("window.videofeed.attached >= 3 && "
+                               "document.querySelectorAll('.card.has-frame').length >= 3")
+        page.evaluate("window.__test.videosAdded = []; window.__test.firstFrames = []")
+        page.keyboard.press("ArrowDown")
+        self.wait_index(page, 1, "ArrowDown")
+        page.wait_for_function("window.__test.firstFrames.length >= 1 && window.__test.videosAdded.length >= 1",
+                               timeout=10000)
+        frame = page.evaluate("window.__test.firstFrames[0]")
+        added = page.evaluate("window.__test.videosAdded[0]")
+        if not self.state(page)["lastSwipe"].get("hit"):
+            raise CheckFailed("the swipe to item 1 was not a hit")
+        if added["t"] < frame["t"]:
+            raise CheckFailed(f"the <video> of {added['publicId']} was added {frame['t'] - added['t']:.1f} ms before "
+                              f"the new card's first frame ({frame['ms']} ms after the key)")
+        self.close(page)
+        return (f"first frame {frame['ms']} ms after the key; {added['publicId']}'s <video> added "
+                f"{added['t'] - frame['t']:.1f} ms after it")
+
     def jump(self):
         n = len(self.items)
         if n < 8:
@@ -556,6 +588,7 @@ class Run:
                 self.args.only = only
         self.check("controls", self.controls)
         self.check("reload", self.reload)
+        self.check("start", self.start)
         self.check("jump", self.jump)
         self.check("overlay", self.overlay)
         if self.args.screenshot:

@@ -380,6 +380,15 @@ export class Card {
   get shown() { return !!this.failed || this.el.classList.contains('has-frame'); }
 
   /** Calls `callback` once the card is shown (at once if it is). */
+  /** Calls `callback` once: at the next frame the video presents, or after `ms` (no video, or it does not move). */
+  afterNextFrame(callback, ms) {
+    let done = false;
+    const once = () => { if (!done) { done = true; clearTimeout(timer); callback(); } };
+    const timer = setTimeout(once, ms);
+    const m = this.media;
+    if (m && m.video.requestVideoFrameCallback) m.video.requestVideoFrameCallback(once);
+  }
+
   whenShown(callback) {
     if (this.shown) callback(); else this.onShown.push(callback);
   }

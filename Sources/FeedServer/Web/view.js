@@ -8,6 +8,7 @@ const KEEP = 2;          // cards attached (MediaSource, init + seg-0) on each s
 const POSTERS = 3;       // cards whose poster is loaded on each side
 const PAGE_AHEAD = 3;    // ask for the next page when within this many cards of the end of what is loaded
 const HOLD_MS = 3000;    // on a miss, how long the neighbours wait for the current card's first frame at most
+const START_MS = 250;    // on a hit, how long the window's changes wait for the new card's next frame at most
 
 export class FeedView {
   /**
@@ -28,6 +29,7 @@ export class FeedView {
     this.busy = false;         // a move waits for a page
     this.hold = false;         // a finger (or the glide after it) owns the scroll position: do not follow it
     this.leaving = false;      // a jump waits for its listing page (leave()): the old window is let go
+    this.moves = 0;            // activations so far: a deferred window change applies to the latest only
     this.measure();
     addEventListener('resize', () => { this.measure(); this.scrollTo(this.current); });
     let settle = 0;
@@ -117,7 +119,15 @@ export class FeedView {
     if (previous) previous.deactivate();
     this.sync();                       // a wrapping feed grows as the viewer goes on
     this.hooks.onMove(card, source, t0);
-    this.keepWindow();
+    // A card that shows its frame already (a prefetched neighbour) starts alone: the new neighbour it brings into
+    // the window (a <video>, its MediaSource, its first frame decoded) and the card freed at the far end wait for
+    // its next frame, or START_MS, so that neither shares the main thread or the media threads with its start.
+    const move = ++this.moves;
+    if (card.shown && !card.failed && source !== 'load') {
+      card.afterNextFrame(() => { if (move === this.moves) this.keepWindow(); }, START_MS);
+    } else {
+      this.keepWindow();
+    }
     if (!this.feed.done && pos + PAGE_AHEAD >= this.feed.items.length) {
       this.feed.loadMore().then(() => { this.sync(); this.keepWindow(); });
     }
