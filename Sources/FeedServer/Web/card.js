@@ -379,7 +379,6 @@ export class Card {
   /** Whether the card has shown a frame of its video, or its error: nothing more is on its way for the viewer. */
   get shown() { return !!this.failed || this.el.classList.contains('has-frame'); }
 
-  /** Calls `callback` once the card is shown (at once if it is). */
   /** Calls `callback` once: at the next frame the video presents, or after `ms` (no video, or it does not move). */
   afterNextFrame(callback, ms) {
     let done = false;
@@ -389,6 +388,7 @@ export class Card {
     if (m && m.video.requestVideoFrameCallback) m.video.requestVideoFrameCallback(once);
   }
 
+  /** Calls `callback` once the card is shown (at once if it is). */
   whenShown(callback) {
     if (this.shown) callback(); else this.onShown.push(callback);
   }
