@@ -89,14 +89,18 @@ public final class Transcoder {
         // Cut mid-stream, the muxer writes its own edit lists; the rendition's one initialisation segment is
         // segment 0's. Made first: it also learns the item's first picture, whose shape sizes every segment.
         let initialization = index > 0 ? try self.initialization(rendition: rendition) : nil
-        var segment: TranscodedSegment
+        var segment = try alone(index, rendition: rendition)
+        if let initialization { segment.initialization = initialization }
+        return segment
+    }
+
+    /// Segment `index` of one rendition by the shared routine, its ``WindowError`` unwrapped.
+    private func alone(_ index: Int, rendition: Int) throws -> TranscodedSegment {
         do {
-            segment = try segments(index, rungs: [rendition], batch: nil).segments[0]
+            return try segments(index, rungs: [rendition], batch: nil).segments[0]
         } catch let error as WindowError {
             throw error.error
         }
-        if let initialization { segment.initialization = initialization }
-        return segment
     }
 
     /// Media segment `index` of rendition `rendition`, byte-identical to ``segment(_:rendition:)``'s `media`, without
@@ -116,12 +120,7 @@ public final class Transcoder {
         }
         itemDisplay = origin.display
         firstPictureTime[plan.renditions[rendition].name] = time
-        var segment: TranscodedSegment
-        do {
-            segment = try segments(index, rungs: [rendition], batch: nil).segments[0]
-        } catch let error as WindowError {
-            throw error.error
-        }
+        var segment = try alone(index, rendition: rendition)
         segment.initialization = []
         return segment
     }
