@@ -92,6 +92,38 @@ import Testing
         #expect(recorder.started.get() == [key("busy"), key("target"), key("n1"), key("n2")])
     }
 
+    /// Twenty viewers arriving together queue each other's first looks: posters (a tenth of a second each) run
+    /// before the manifests, inits and segments queued before them; the rest keep the order they came in.
+    @Test func postersRunBeforeOtherRequests() async throws {
+        let recorder = Recorder(blocks: true)
+        let pool = WorkPool(workers: 1, perform: recorder.perform)
+        defer { pool.shutdown() }
+        // GIVEN the one worker busy, viewers on "a", "b" and "c", and their requests queued in the worst order
+        async let busy: Void = pool.wait(key("busy"))
+        try await eventually { recorder.started.get() == [key("busy")] }
+        for (viewer, folder) in ["a", "b", "c"].enumerated() { pool.focus(viewer: viewer, on: folder) }
+        let queued = [key("a"), JobKey(folder: "a", artifact: .initialization(rendition: 0)),
+                      JobKey(folder: "b", artifact: .manifest), key("b"),
+                      JobKey(folder: "c", artifact: .manifest), JobKey(folder: "b", artifact: .poster),
+                      JobKey(folder: "c", artifact: .poster)]
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (n, queuedKey) in queued.enumerated() {
+                group.addTask { try await pool.wait(queuedKey) }
+                try await eventually { pool.queueDepth == n + 1 }
+            }
+            // WHEN the worker comes free
+            for _ in 0...queued.count { recorder.gate.signal() }
+            try await group.waitForAll()
+        }
+        try await busy
+        // THEN the posters, then the rest in the order they came
+        #expect(recorder.started.get() == [key("busy"),
+                                           JobKey(folder: "b", artifact: .poster), JobKey(folder: "c", artifact: .poster),
+                                           key("a"), JobKey(folder: "a", artifact: .initialization(rendition: 0)),
+                                           JobKey(folder: "b", artifact: .manifest), key("b"),
+                                           JobKey(folder: "c", artifact: .manifest)])
+    }
+
     /// On a miss the viewer waits for its on-screen item's first segment alone: its prefetch of neighbours and of the
     /// item's next segments waits until that is made, while another viewer's prefetch (its own item ready) goes on.
     @Test func aViewersPrefetchWaitsUntilItsOnScreenItemIsMade() async throws {
