@@ -10,9 +10,13 @@ whether any way of showing the card makes Chromium call back for the frame it al
   unhide   the video visibility:hidden while it loads, made visible together with play()
   display  the video display:none while it loads, shown together with play()
   seek     currentTime = 0 (a seek to the frame it shows) together with play()
+  mse      through Media Source Extensions as the page plays (init and first fragments appended), then play()
+  append   MSE with only the init appended while it waits; the first fragments (fetched already) appended
+           together with play(): the first frame is decoded and presented after the call
 
-For each, it prints the milliseconds from the call to the callback's expectedDisplayTime and the mediaTime of the
-frame the callback reports (0 = the first frame, 1/fps = the second).
+For each, it prints the milliseconds from the call to the callback's expectedDisplayTime and which frame the callback
+reports (its mediaTime less the start of what is buffered: 0 = the first frame, 1/fps = the second; the fragmented
+clip's first picture is not at 0, as x264's B-frames delay it).
 
     python3 scripts/rvfc-probe.py [--fps 10] [--runs 8]
 
@@ -35,13 +39,41 @@ PAGE = """<!doctype html><html><body style="margin:0;background:#000">
 <video id="v" src="clip.mp4" muted playsinline preload="auto" style="width:360px;height:640px"></video>
 <script>
 const v = document.getElementById('v');
+let media = null, buffer = null;
+// MSE: the fragmented clip split at its first moof; `whole` appends both now, else the fragments wait for run().
+window.prepare = async whole => {
+  const bytes = new Uint8Array(await (await fetch('clip-frag.mp4')).arrayBuffer());
+  let at = 0;
+  while (at + 8 <= bytes.length) {
+    const size = new DataView(bytes.buffer).getUint32(at);
+    if (String.fromCharCode(...bytes.subarray(at + 4, at + 8)) === 'moof') break;
+    at += size;
+  }
+  media = bytes.subarray(at);
+  const source = new MediaSource();
+  v.removeAttribute('src');
+  v.src = URL.createObjectURL(source);
+  await new Promise(r => source.addEventListener('sourceopen', r, { once: true }));
+  buffer = source.addSourceBuffer(CODEC);
+  const append = b => new Promise(r => { buffer.addEventListener('updateend', r, { once: true }); buffer.appendBuffer(b); });
+  await append(bytes.subarray(0, at));
+  if (whole) {
+    // Parked on the first picture, as the page's rewind() does (not at 0, before it).
+    await append(media);
+    media = null;
+    v.currentTime = v.buffered.start(0);
+    await new Promise(r => v.addEventListener('seeked', r, { once: true }));
+  }
+};
 window.run = mode => new Promise(done => {
   const t0 = performance.now();
   if (mode === 'unhide') v.style.visibility = 'visible';
   if (mode === 'display') v.style.display = '';
   if (mode === 'seek') v.currentTime = 0;
+  if (mode === 'append') buffer.appendBuffer(media);
   v.requestVideoFrameCallback((now, meta) =>
-    done({ ms: (meta.expectedDisplayTime || now) - t0, mediaTime: meta.mediaTime }));
+    done({ ms: (meta.expectedDisplayTime || now) - t0, mediaTime: meta.mediaTime,
+           first: v.buffered.length ? v.buffered.start(0) : 0 }));
   v.play();
 });
 </script></body></html>"""
@@ -56,13 +88,16 @@ async def probe(url, runs):
         browser = await p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"), args=args)
         page = await browser.new_page()
         results = {}
-        for mode in ["plain", "unhide", "display", "seek"]:
+        for mode in ["plain", "unhide", "display", "seek", "mse", "append"]:
             rows = []
             for _ in range(runs):
                 await page.goto(url)
                 if mode in HIDE:
                     await page.evaluate(HIDE[mode].replace("v.", "document.getElementById('v')."))
-                await page.wait_for_function("document.getElementById('v').readyState >= 2")
+                if mode in ("mse", "append"):
+                    await page.evaluate(f"prepare({'true' if mode == 'mse' else 'false'})")
+                if mode != "append":
+                    await page.wait_for_function("document.getElementById('v').readyState >= 2")
                 await page.wait_for_timeout(300)
                 rows.append(await page.evaluate(f"run('{mode}')"))
             results[mode] = rows
@@ -84,8 +119,11 @@ def main():
                         f"testsrc2=size=720x1280:rate={options.fps}", "-t", "4", "-c:v", "libx264",
                         "-pix_fmt", "yuv420p", "-movflags", "+faststart", os.path.join(work, "clip.mp4")],
                        check=True)
+        subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", os.path.join(work, "clip.mp4"), "-c", "copy",
+                        "-movflags", "+frag_keyframe+empty_moov+default_base_moof", "-frag_duration", "1000000",
+                        os.path.join(work, "clip-frag.mp4")], check=True)
         with open(os.path.join(work, "index.html"), "w") as f:
-            f.write(PAGE)
+            f.write(PAGE.replace("CODEC", "'video/mp4; codecs=\"avc1.64001f\"'"))
         handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=work)
         handler.log_message = lambda *a: None
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -100,10 +138,10 @@ def main():
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{options.fps} fps clip (frame interval {1000 / options.fps:.0f} ms), {options.runs} page loads per mode")
-    print("mode     median ms  max ms  frame reported (mediaTime)")
+    print("mode     median ms  max ms  frame reported (mediaTime less the first buffered time)")
     for mode, rows in results.items():
         ms = [r["ms"] for r in rows]
-        frames = sorted({round(r["mediaTime"], 3) for r in rows})
+        frames = sorted({round(r["mediaTime"] - r["first"], 3) for r in rows})
         print(f"{mode:8} {statistics.median(ms):9.1f} {max(ms):7.1f}  {', '.join(f'{t:.3f} s' for t in frames)}")
     return 0
 

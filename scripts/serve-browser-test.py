@@ -33,6 +33,10 @@ Checks (one line each, PASS or FAIL with the detail):
   reload     a reload resumes at the same item (#i=…&item=…), and #item=<public_id> / #i=N open that item
   start      a swipe to a prefetched neighbour starts it alone: the <video> of the card that joins the window is
              added after the new card's first frame (its firstframe event), not in the same task as the key press
+  held       a prefetched neighbour holds its first segment: its <video> has the init only (readyState 1, nothing
+             buffered) until the swipe, and the first frame reported after the swipe is the rendition's first
+             (a neighbour paused on its first frame, already presented, is reported one frame interval later, with
+             its second); back to the card left, it is attached afresh and starts from its first frame again
   jump       #i=N to an item not listed yet (pages of 3): when the page asks for its listing page, only the current
              card holds a <video> and a poster (the old neighbours let go, so the request does not wait behind
              theirs for one of the browser's six connections); then N plays and its neighbours are attached again
@@ -495,7 +499,7 @@ class Run:
     def start(self):
         page = self.page()
         page.wait_for_function("window.videofeed.attached >= 3 && "
-                               "document.querySelectorAll('.card.has-frame').length >= 3")
+                               "document.querySelectorAll('.card.has-frame, .card.ready').length >= 3")
         page.evaluate("window.__test.videosAdded = []; window.__test.firstFrames = []")
         page.keyboard.press("ArrowDown")
         self.wait_index(page, 1, "ArrowDown")
@@ -511,6 +515,27 @@ class Run:
         self.close(page)
         return (f"first frame {frame['ms']} ms after the key; {added['publicId']}'s <video> added "
                 f"{added['t'] - frame['t']:.1f} ms after it")
+
+    def held(self):
+        page = self.page()
+        video = "document.querySelector('.card[data-pos=\"' + {} + '\"] video')"
+        holds = ("(() => {{ const v = " + video + "; return !!v && v.readyState === 1 && v.buffered.length === 0 && "
+                 "v.closest('.card').classList.contains('ready'); }})()")
+        reported = []
+        for pos, key in ((1, "ArrowDown"), (0, "ArrowUp")):
+            page.wait_for_function(holds.format(pos), timeout=10000)
+            page.evaluate("window.__test.firstFrames = []")
+            page.keyboard.press(key)
+            self.wait_index(page, pos, key)
+            page.wait_for_function("window.__test.firstFrames.length >= 1", timeout=10000)
+            frame = page.evaluate("window.__test.firstFrames[0]")
+            start = page.evaluate("(() => { const v = " + video.format(pos) + "; return v.buffered.start(0); })()")
+            if frame.get("mediaTime") is None or abs(frame["mediaTime"] - start) > 0.001:
+                raise CheckFailed(f"{key} to {pos}: the first frame reported is at {frame.get('mediaTime')} s, the "
+                                  f"rendition's first at {start:.3f} s ({frame['ms']} ms after the key)")
+            reported.append(f"{key} {frame['ms']} ms")
+        self.close(page)
+        return "first frame reported is the rendition's first: " + ", ".join(reported)
 
     def jump(self):
         n = len(self.items)
@@ -589,6 +614,7 @@ class Run:
         self.check("controls", self.controls)
         self.check("reload", self.reload)
         self.check("start", self.start)
+        self.check("held", self.held)
         self.check("jump", self.jump)
         self.check("overlay", self.overlay)
         if self.args.screenshot:

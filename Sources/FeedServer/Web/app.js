@@ -1,7 +1,7 @@
 // app.js — the page's entry point: loads the feed, resumes at the position in the URL hash (#i=7&item=<public_id>),
 // wires input, the WebSocket and the debug overlay, and publishes a read-only state object `window.videofeed` for
-// tests and benchmarks, plus a `videofeed:firstframe` CustomEvent on window ({index, publicId, ms}) when the new
-// card paints its first frame after a swipe.
+// tests and benchmarks, plus a `videofeed:firstframe` CustomEvent on window ({index, publicId, ms, source,
+// mediaTime: the frame's time in the rendition}) when the new card paints its first frame after a swipe.
 import { FeedSource } from './feed.js';
 import { FeedView } from './view.js';
 import { bindInput } from './input.js';
@@ -66,13 +66,13 @@ function moved(card, source, t0) {
   overlay.render();
 }
 
-/** The new card painted its first frame `ms` after the swipe's input. */
-function firstFrame(card, ms) {
+/** The new card painted its first frame (at `mediaTime` in its rendition) `ms` after the swipe's input. */
+function firstFrame(card, ms, mediaTime) {
   const s = state.lastSwipe;
   if (!s || s.position !== card.pos || s.firstFrameMs != null) return;
   s.firstFrameMs = Math.round(ms * 10) / 10;
   window.dispatchEvent(new CustomEvent('videofeed:firstframe',
-    { detail: { index: s.index, publicId: s.publicId, ms: s.firstFrameMs, source: s.source } }));
+    { detail: { index: s.index, publicId: s.publicId, ms: s.firstFrameMs, source: s.source, mediaTime } }));
   overlay.render();
 }
 

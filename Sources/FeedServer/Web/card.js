@@ -6,10 +6,18 @@
 // for the whole card (env.fill) and goes on from there.
 //
 // Life of a card:   near()      poster loaded (current ± 3)
-//                   preload()   MediaSource attached, init + seg-0 appended, paused on its first frame (current ± 2)
-//                   activate()  plays (muted unless unmuted), loops, streams the rest ahead of the playhead
-//                   deactivate() paused back at 0, buffer kept, so coming back is instant too
+//                   preload()   MediaSource attached, init appended, seg-0 fetched and held (current ± 2): the
+//                               poster shows (it is the first frame)
+//                   activate()  seg-0 appended, plays (muted unless unmuted), loops, streams the rest ahead
+//                   deactivate() paused back at 0; the next preload() attaches it afresh with seg-0 held again
 //                   free()      MediaSource detached (removeAttribute('src'), load()), fetches aborted
+//
+// Why seg-0 is held rather than appended: Chromium calls requestVideoFrameCallback for a frame it presents after
+// the call. A video paused on its first frame, already presented, calls back for the *second* frame after play():
+// a frame interval after the swipe and more (130 ms at p50 on a 10.5 fps phone clip). With seg-0 appended together
+// with play(), the first frame is decoded and presented after the swipe: within one display frame on a small clip
+// at any frame rate (scripts/rvfc-probe.py, modes `plain` and `append`), 54–75 ms at p50 on the benchmark's
+// renditions (docs/benchmarks.md). The viewer sees the same picture meanwhile: the poster is the first frame.
 import { MediaSourceClass, pickRendition, relativeTime, segmentTimes } from './util.js';
 
 const AHEAD_S = 4;                 // seconds appended ahead of the playhead while playing (two 2 s segments)
@@ -19,7 +27,7 @@ export class Card {
   /**
    * @param {number} pos      position in the feed (grows past `total` when the feed wraps around)
    * @param {object} item     a resource of /api/feed
-   * @param {object} env      {settings: {muted, setMuted}, box(): {w, h}, onFail(card), onFrame(card, ms),
+   * @param {object} env      {settings: {muted, setMuted}, box(): {w, h}, onFail(card), onFrame(card, ms, mediaTime),
    *                           onWarn(card, message), fill(item) → Promise<whole item>}
    */
   constructor(pos, item, env) {
@@ -28,7 +36,7 @@ export class Card {
     this.env = env;
     this.active = false;
     this.failed = null;        // the error message once the card shows its error
-    this.media = null;         // {video, ms, sb, url, abort, next, initDone, pumping, fetches}
+    this.media = null;         // {video, ms, sb, url, abort, next, initDone, pumping, fetches, held, played}
     this.rendition = null;
     this.watch = 0;            // token of the pending first-frame measurement
     this.frame = 0;            // the progress bar's animation frame
@@ -75,10 +83,15 @@ export class Card {
 
   get attached() { return !!this.media; }
 
-  /** Attach a MediaSource and append init + seg-0 (paused at 0 on its first frame). Idempotent. */
+  /** Attach a MediaSource, append init and fetch seg-0 to hold until activate(). Idempotent, but a card played
+   *  since it was attached is attached afresh: its first frame would be presented already. */
   preload() {
     this.near();
     this.wanted = true;
+    if (this.media && this.media.played && !this.active) {
+      this.free();
+      this.wanted = true;
+    }
     if (this.media || this.failed) return;
     if (this.item.pending) return this.fillPending();
     if (!MediaSourceClass) return this.fail('this browser has no Media Source Extensions');
@@ -99,7 +112,7 @@ export class Card {
     video.disableRemotePlayback = true;   // required by ManagedMediaSource
     const ms = new MediaSourceClass();
     const m = { video, ms, sb: null, url: URL.createObjectURL(ms), abort: new AbortController(), next: 0,
-                initDone: false, pumping: false, fetches: new Map() };
+                initDone: false, pumping: false, fetches: new Map(), held: null, played: false };
     this.media = m;
     ms.addEventListener('sourceopen', () => this.open(m), { once: true });
     video.addEventListener('error', () => {
@@ -152,7 +165,8 @@ export class Card {
     this.pump();
   }
 
-  /** Append init and segments in order, as far as needed: seg-0 when preloaded, AHEAD_S past the playhead when active. */
+  /** Append init and segments in order, as far as needed: init when preloaded (seg-0 fetched and held), AHEAD_S past
+   *  the playhead when active. */
   async pump() {
     const m = this.media;
     if (!m || !m.sb || m.pumping) return;
@@ -182,7 +196,14 @@ export class Card {
         }
         let data;
         try {
-          data = await this.get(m, segments[k]);
+          data = k === 0 && m.held ? m.held : await this.get(m, segments[k]);
+          m.held = null;
+          if (k === 0 && !this.active && this.media === m) {
+            // Held until activate(): appended now, the first frame would be presented before the swipe.
+            m.held = data;
+            this.el.classList.add('ready');
+            break;
+          }
         } catch (e) {
           // The server could not make the last segment (e.g. a 0.01 s tail past the last picture): play what there
           // is, end the stream there, and say so (overlay, window.videofeed.warnings) rather than fail the card.
@@ -265,7 +286,8 @@ export class Card {
     });
   }
 
-  /** Becomes the current card: play from where it is (0), report the first painted frame after `t0`. */
+  /** Becomes the current card: append the held seg-0 and play from the start, report the first painted frame after
+   *  `t0`. */
   activate(t0) {
     this.active = true;
     this.el.classList.add('active');
@@ -274,11 +296,12 @@ export class Card {
     this.preload();
     const m = this.media;
     if (!m) return;     // failed, or pending: fillPending() comes back here
+    m.played = true;
     const token = ++this.watch;
     if (t0 != null && m.video.requestVideoFrameCallback) {
       m.video.requestVideoFrameCallback((now, meta) => {
         if (token !== this.watch || !this.active || this.media !== m) return;
-        this.env.onFrame(this, Math.max(0, (meta.expectedDisplayTime || now) - t0));
+        this.env.onFrame(this, Math.max(0, (meta.expectedDisplayTime || now) - t0), meta.mediaTime);
       });
     }
     this.play();
@@ -299,7 +322,7 @@ export class Card {
     });
   }
 
-  /** No longer current: pause back at the start (the buffer is kept while the card is within ± 2). */
+  /** No longer current: pause back at the start (until the next preload() attaches it afresh). */
   deactivate() {
     this.active = false;
     this.watch++;
@@ -360,7 +383,7 @@ export class Card {
     m.video.load();
     URL.revokeObjectURL(m.url);
     m.video.remove();
-    this.el.classList.remove('has-frame', 'waiting');
+    this.el.classList.remove('has-frame', 'waiting', 'ready');
   }
 
   /** Show the error card (public_id + message); the feed goes on. */
@@ -378,6 +401,9 @@ export class Card {
 
   /** Whether the card has shown a frame of its video, or its error: nothing more is on its way for the viewer. */
   get shown() { return !!this.failed || this.el.classList.contains('has-frame'); }
+
+  /** Whether activate() needs nothing from the server: shown, or its first segment held (a prefetched neighbour). */
+  get ready() { return this.shown || !!(this.media && this.media.held); }
 
   /** Calls `callback` once: at the next frame the video presents, or after `ms` (no video, or it does not move). */
   afterNextFrame(callback, ms) {

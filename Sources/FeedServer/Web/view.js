@@ -1,10 +1,10 @@
 // view.js — the vertical feed: one card per viewport in a scroll-snapping container (so plain scrolling works as
-// well), the current position, and the window around it: current ± 2 attached and paused on their first frame,
-// posters of ± 3, every card further away freed. Moves come from input.js (keys, wheel, touch), from the scroll
+// well), the current position, and the window around it: current ± 2 attached with their first segment held
+// (card.js), posters of ± 3, every card further away freed. Moves come from input.js (keys, wheel, touch), from the scroll
 // position settling (scroll-snap fallback) or from the URL hash.
 import { Card } from './card.js';
 
-const KEEP = 2;          // cards attached (MediaSource, init + seg-0) on each side of the current one
+const KEEP = 2;          // cards attached (MediaSource, init, seg-0 held) on each side of the current one
 const POSTERS = 3;       // cards whose poster is loaded on each side
 const PAGE_AHEAD = 3;    // ask for the next page when within this many cards of the end of what is loaded
 const HOLD_MS = 3000;    // on a miss, how long the neighbours wait for the current card's first frame at most
@@ -15,7 +15,7 @@ export class FeedView {
    * @param {HTMLElement} scroller  the scroll-snap container
    * @param {HTMLElement} track     the cards' parent inside it
    * @param {FeedSource} feed
-   * @param {object} hooks          {settings, onMove(card, source, t0), onFrame(card, ms), onFail(card),
+   * @param {object} hooks          {settings, onMove(card, source, t0), onFrame(card, ms, mediaTime), onFail(card),
    *                                 onWarn(card, message), onCards()}
    */
   constructor(scroller, track, feed, hooks) {
@@ -58,7 +58,7 @@ export class FeedView {
       : this.feed.items.length;
     const env = {
       settings: this.hooks.settings, box: () => this.box(),
-      onFail: card => this.hooks.onFail(card), onFrame: (card, ms) => this.hooks.onFrame(card, ms),
+      onFail: card => this.hooks.onFail(card), onFrame: (card, ms, mediaTime) => this.hooks.onFrame(card, ms, mediaTime),
       onWarn: (card, message) => this.hooks.onWarn(card, message),
       fill: item => this.feed.fill(item),
     };
@@ -115,15 +115,16 @@ export class FeedView {
     const previous = this.cards[this.current];
     const card = this.cards[pos];
     this.current = pos;
+    const ready = card.ready;
     card.activate(source === 'load' ? null : t0);   // first: play() as early as possible
     if (previous) previous.deactivate();
     this.sync();                       // a wrapping feed grows as the viewer goes on
     this.hooks.onMove(card, source, t0);
-    // A card that shows its frame already (a prefetched neighbour) starts alone: the new neighbour it brings into
-    // the window (a <video>, its MediaSource, its first frame decoded) and the card freed at the far end wait for
-    // its next frame, or START_MS, so that neither shares the main thread or the media threads with its start.
+    // A card ready to play (a prefetched neighbour) starts alone: the new neighbour it brings into the window (a
+    // <video>, its MediaSource, its init) and the card freed at the far end wait for its first frame, or START_MS,
+    // so that neither shares the main thread or the media threads with its start.
     const move = ++this.moves;
-    if (card.shown && !card.failed && source !== 'load') {
+    if (ready && !card.failed && source !== 'load') {
       card.afterNextFrame(() => { if (move === this.moves) this.keepWindow(); }, START_MS);
     } else {
       this.keepWindow();
