@@ -323,13 +323,14 @@ public final class ServeEngine: Sendable {
             let name = plan.renditions[r].name
             let initKey = "\(folder)/\(name)/init.mp4"
             // With the init in the cache and the manifest's origin, no pass over the item's start is needed.
+            let initCached = cache.contains(initKey)
             let segment: TranscodedSegment
-            if cache.contains(initKey), let origin = knownManifest(folder)?.origin {
+            if initCached, let origin = knownManifest(folder)?.origin {
                 segment = try transcoder.mediaSegment(k, rendition: r, origin: origin)
             } else {
                 segment = try transcoder.segment(k, rendition: r)
             }
-            if !segment.initialization.isEmpty, !cache.contains(initKey) {
+            if !segment.initialization.isEmpty, !initCached {
                 try cache.write(initKey, segment.initialization)
             }
             try cache.write("\(folder)/\(name)/seg-\(k).m4s", segment.media)
