@@ -9,7 +9,7 @@
 //                   preload()   MediaSource attached, init appended, seg-0 fetched and held (current ± 2): the
 //                               poster shows (it is the first frame)
 //                   activate()  seg-0 appended, plays (muted unless unmuted), loops, streams the rest ahead
-//                   deactivate() paused back at 0; the next preload() attaches it afresh with seg-0 held again
+//                   deactivate() paused; the next preload() attaches it afresh with seg-0 held again
 //                   free()      MediaSource detached (removeAttribute('src'), load()), fetches aborted
 //
 // Why seg-0 is held rather than appended: Chromium calls requestVideoFrameCallback for a frame it presents after
@@ -296,6 +296,7 @@ export class Card {
     this.preload();
     const m = this.media;
     if (!m) return;     // failed, or pending: fillPending() comes back here
+    if (m.played) this.rewind(m);     // back before the window attached it afresh: from the start
     m.played = true;
     const token = ++this.watch;
     if (t0 != null && m.video.requestVideoFrameCallback) {
@@ -322,16 +323,14 @@ export class Card {
     });
   }
 
-  /** No longer current: pause back at the start (until the next preload() attaches it afresh). */
+  /** No longer current: paused where it is. The next preload() attaches it afresh; it is not sent back to the start
+   *  here, as that seek would decode again from the keyframe on the media threads while the new card starts. */
   deactivate() {
     this.active = false;
     this.watch++;
     this.el.classList.remove('active', 'user-paused', 'waiting');
     const m = this.media;
-    if (m) {
-      m.video.pause();
-      this.rewind(m);
-    }
+    if (m) m.video.pause();
     this.bar.style.transform = 'scaleX(0)';
   }
 
