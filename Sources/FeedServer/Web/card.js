@@ -15,9 +15,9 @@
 // Why seg-0 is held rather than appended: Chromium calls requestVideoFrameCallback for a frame it presents after
 // the call. A video paused on its first frame, already presented, calls back for the *second* frame after play():
 // a frame interval after the swipe and more (130 ms at p50 on a 10.5 fps phone clip). With seg-0 appended together
-// with play(), the first frame is decoded and presented after the swipe: within one display frame on a small clip
-// at any frame rate (scripts/rvfc-probe.py, modes `plain` and `append`), 54–75 ms at p50 on the benchmark's
-// renditions (docs/benchmarks.md). The viewer sees the same picture meanwhile: the poster is the first frame.
+// with play(), the first frame is decoded and presented after the swipe, within one or two display frames at any
+// frame rate (scripts/rvfc-probe.py, modes `mse` and `append`; docs/benchmarks.md). The viewer sees the same picture
+// meanwhile: the poster is the first frame.
 import { MediaSourceClass, pickRendition, relativeTime, segmentTimes } from './util.js';
 
 const AHEAD_S = 4;                 // seconds appended ahead of the playhead while playing (two 2 s segments)

@@ -1,7 +1,7 @@
 // view.js — the vertical feed: one card per viewport in a scroll-snapping container (so plain scrolling works as
 // well), the current position, and the window around it: current ± 2 attached with their first segment held
-// (card.js), posters of ± 3, every card further away freed. Moves come from input.js (keys, wheel, touch), from the scroll
-// position settling (scroll-snap fallback) or from the URL hash.
+// (card.js), posters of ± 3, every card further away freed. Moves come from input.js (keys, wheel, touch), from the
+// scroll position settling (scroll-snap fallback) or from the URL hash.
 import { Card } from './card.js';
 
 const KEEP = 2;          // cards attached (MediaSource, init, seg-0 held) on each side of the current one
@@ -58,7 +58,8 @@ export class FeedView {
       : this.feed.items.length;
     const env = {
       settings: this.hooks.settings, box: () => this.box(),
-      onFail: card => this.hooks.onFail(card), onFrame: (card, ms, mediaTime) => this.hooks.onFrame(card, ms, mediaTime),
+      onFail: card => this.hooks.onFail(card),
+      onFrame: (card, ms, mediaTime) => this.hooks.onFrame(card, ms, mediaTime),
       onWarn: (card, message) => this.hooks.onWarn(card, message),
       fill: item => this.feed.fill(item),
     };
