@@ -19,6 +19,11 @@ reports (its mediaTime less the start of what is buffered: 0 = the first frame, 
 clip's first picture is not at 0, as x264's B-frames delay it).
 
     python3 scripts/rvfc-probe.py [--fps 10] [--runs 8]
+    python3 scripts/rvfc-probe.py --batch-item BATCH/phone/ITEM [--batch-item ...] [--rendition 720x1280]
+
+With --batch-item (an item's folder in `videofeed transcode` output), the clip is that rendition's init.mp4 and
+seg-0.m4s, with the codecs its master.m3u8 names, and only the modes the page has used run (`mse`, `append`), each
+after the video waited 1.5 s as a neighbour does.
 
 Needs the ffmpeg CLI, Playwright (PyPI) and Debian's chromium (make browser-deps). Exit status 0, or 2 when it
 cannot run.
@@ -61,8 +66,11 @@ window.prepare = async whole => {
     // Parked on the first picture, as the page's rewind() does (not at 0, before it).
     await append(media);
     media = null;
-    v.currentTime = v.buffered.start(0);
-    await new Promise(r => v.addEventListener('seeked', r, { once: true }));
+    if (Math.abs(v.currentTime - v.buffered.start(0)) > 0.001) {
+      const seeked = new Promise(r => v.addEventListener('seeked', r, { once: true }));
+      v.currentTime = v.buffered.start(0);
+      await seeked;
+    }
   }
 };
 window.run = mode => new Promise(done => {
@@ -81,14 +89,14 @@ window.run = mode => new Promise(done => {
 HIDE = {"unhide": "v.style.visibility = 'hidden'", "display": "v.style.display = 'none'"}
 
 
-async def probe(url, runs):
+async def probe(url, runs, modes=("plain", "unhide", "display", "seek", "mse", "append"), wait_ms=300):
     from playwright.async_api import async_playwright
     async with async_playwright() as p:
         args = ["--autoplay-policy=no-user-gesture-required"] + (["--no-sandbox"] if os.geteuid() == 0 else [])
         browser = await p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"), args=args)
         page = await browser.new_page()
         results = {}
-        for mode in ["plain", "unhide", "display", "seek", "mse", "append"]:
+        for mode in modes:
             rows = []
             for _ in range(runs):
                 await page.goto(url)
@@ -98,18 +106,74 @@ async def probe(url, runs):
                     await page.evaluate(f"prepare({'true' if mode == 'mse' else 'false'})")
                 if mode != "append":
                     await page.wait_for_function("document.getElementById('v').readyState >= 2")
-                await page.wait_for_timeout(300)
+                await page.wait_for_timeout(wait_ms)
                 rows.append(await page.evaluate(f"run('{mode}')"))
             results[mode] = rows
         await browser.close()
         return results
 
 
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def codecs_of(item, rendition):
+    """The CODECS attribute master.m3u8 gives `rendition`/index.m3u8."""
+    lines = open(os.path.join(item, "master.m3u8")).read().splitlines()
+    for previous, line in zip(lines, lines[1:]):
+        if line.strip() == f"{rendition}/index.m3u8" and 'CODECS="' in previous:
+            return previous.split('CODECS="', 1)[1].split('"', 1)[0]
+    raise ValueError(f"{item}/master.m3u8 names no {rendition}/index.m3u8 with CODECS")
+
+
+def probe_batch(options):
+    work = tempfile.mkdtemp(prefix="rvfc-probe-")
+    try:
+        pages = []
+        for n, item in enumerate(options.batch_item):
+            folder = os.path.join(work, str(n))
+            os.makedirs(folder)
+            with open(os.path.join(folder, "clip-frag.mp4"), "wb") as out:
+                for name in ("init.mp4", "seg-0.m4s"):
+                    with open(os.path.join(item, options.rendition, name), "rb") as f:
+                        out.write(f.read())
+            codecs = codecs_of(item, options.rendition)
+            with open(os.path.join(folder, "index.html"), "w") as f:
+                f.write(PAGE.replace("CODEC", f"'video/mp4; codecs=\"{codecs}\"'"))
+            pages.append((os.path.basename(item.rstrip("/")), n))
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=work))
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            base = f"http://127.0.0.1:{server.server_address[1]}"
+            print(f"{options.rendition}: init + seg-0, {options.runs} page loads per mode, 1.5 s wait")
+            print(f"{'item':40} {'mode':7} median ms  max ms  frame reported")
+            for name, n in pages:
+                results = asyncio.run(probe(f"{base}/{n}/index.html", options.runs, ("mse", "append"), 1500))
+                for mode, rows in results.items():
+                    ms = [r["ms"] for r in rows]
+                    frames = sorted({round(r["mediaTime"] - r["first"], 3) for r in rows})
+                    print(f"{name:40} {mode:7} {statistics.median(ms):9.1f} {max(ms):7.1f}  "
+                          f"{', '.join(f'{t:.3f} s' for t in frames)}", flush=True)
+        except ImportError:
+            print("rvfc-probe: Playwright is missing (make browser-deps)", file=sys.stderr)
+            return 2
+        finally:
+            server.shutdown()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fps", type=int, default=10, help="the clip's frame rate (default 10, like fire2's ~10.5)")
     parser.add_argument("--runs", type=int, default=8, help="page loads per mode (default 8)")
+    parser.add_argument("--batch-item", action="append", default=[], help="a batch item folder (repeatable)")
+    parser.add_argument("--rendition", default="720x1280", help="the batch items' rendition (default 720x1280)")
     options = parser.parse_args()
+    if options.batch_item:
+        return probe_batch(options)
     if not shutil.which("ffmpeg"):
         print("rvfc-probe: the ffmpeg CLI is missing (make deps)", file=sys.stderr)
         return 2
@@ -124,9 +188,7 @@ def main():
                         os.path.join(work, "clip-frag.mp4")], check=True)
         with open(os.path.join(work, "index.html"), "w") as f:
             f.write(PAGE.replace("CODEC", "'video/mp4; codecs=\"avc1.64001f\"'"))
-        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=work)
-        handler.log_message = lambda *a: None
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=work))
         threading.Thread(target=server.serve_forever, daemon=True).start()
         try:
             results = asyncio.run(probe(f"http://127.0.0.1:{server.server_address[1]}/index.html", options.runs))
