@@ -118,6 +118,19 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+def served(work, run):
+    """Calls run(base URL) with `work` served on a free port; 2 when Playwright is missing, else run's result."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=work))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        return run(f"http://127.0.0.1:{server.server_address[1]}")
+    except ImportError:
+        print("rvfc-probe: Playwright is missing (make browser-deps)", file=sys.stderr)
+        return 2
+    finally:
+        server.shutdown()
+
+
 def codecs_of(item, rendition):
     """The CODECS attribute master.m3u8 gives `rendition`/index.m3u8."""
     lines = open(os.path.join(item, "master.m3u8")).read().splitlines()
@@ -142,10 +155,7 @@ def probe_batch(options):
             with open(os.path.join(folder, "index.html"), "w") as f:
                 f.write(PAGE.replace("CODEC", f"'video/mp4; codecs=\"{codecs}\"'"))
             pages.append((os.path.basename(item.rstrip("/")), n))
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=work))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        try:
-            base = f"http://127.0.0.1:{server.server_address[1]}"
+        def run(base):
             print(f"{options.rendition}: init + seg-0, {options.runs} page loads per mode, 1.5 s wait")
             print(f"{'item':40} {'mode':7} median ms  max ms  frame reported")
             for name, n in pages:
@@ -155,14 +165,10 @@ def probe_batch(options):
                     frames = sorted({round(r["mediaTime"] - r["first"], 3) for r in rows})
                     print(f"{name:40} {mode:7} {statistics.median(ms):9.1f} {max(ms):7.1f}  "
                           f"{', '.join(f'{t:.3f} s' for t in frames)}", flush=True)
-        except ImportError:
-            print("rvfc-probe: Playwright is missing (make browser-deps)", file=sys.stderr)
-            return 2
-        finally:
-            server.shutdown()
+            return 0
+        return served(work, run)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return 0
 
 
 def main():
@@ -188,15 +194,9 @@ def main():
                         os.path.join(work, "clip-frag.mp4")], check=True)
         with open(os.path.join(work, "index.html"), "w") as f:
             f.write(PAGE.replace("CODEC", "'video/mp4; codecs=\"avc1.64001f\"'"))
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=work))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        try:
-            results = asyncio.run(probe(f"http://127.0.0.1:{server.server_address[1]}/index.html", options.runs))
-        except ImportError:
-            print("rvfc-probe: Playwright is missing (make browser-deps)", file=sys.stderr)
+        results = served(work, lambda base: asyncio.run(probe(f"{base}/index.html", options.runs)))
+        if results == 2:
             return 2
-        finally:
-            server.shutdown()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{options.fps} fps clip (frame interval {1000 / options.fps:.0f} ms), {options.runs} page loads per mode")
