@@ -304,12 +304,17 @@ public final class ServeEngine: Sendable {
         let plan = transcoder.plan
         switch key.artifact {
         case .manifest:
-            // Every rendition's init from one pass over the first frames (one decode for all of them).
+            // Every rendition's init and first segment from one pass over the item's first seconds (one decode for
+            // all of them): the listing needs every codecs string, and viewers ask for first segments next.
             var codecs: [String] = []
-            for (r, made) in try transcoder.initializationSegments().enumerated() {
+            for (r, made) in try transcoder.firstSegments().enumerated() {
                 codecs.append(made.codecs)
-                let initKey = "\(folder)/\(plan.renditions[r].name)/init.mp4"
-                if !cache.contains(initKey) { try cache.write(initKey, made.bytes) }
+                let base = "\(folder)/\(plan.renditions[r].name)/"
+                if !cache.contains(base + "init.mp4") { try cache.write(base + "init.mp4", made.initialization) }
+                if !cache.contains(base + "seg-0.m4s") {
+                    try cache.write(base + "seg-0.m4s", made.media)
+                    metrics.segmentsTranscoded.increment()
+                }
             }
             let manifest = ItemManifest(plan: plan, codecs: codecs, origin: transcoder.origin)
             let encoder = JSONEncoder()

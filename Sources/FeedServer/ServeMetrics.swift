@@ -10,7 +10,7 @@ public final class ServeMetrics: Sendable {
     let prefetchHits: Counter
     /// Swipes whose new item's first segment was not ready.
     let prefetchMisses: Counter
-    /// Media segments made (on demand or ahead).
+    /// Media segments made (on demand or ahead; the first segments a manifest job makes included).
     let segmentsTranscoded: Counter
     /// Other jobs made: manifests, posters, full runs.
     let otherJobsMade: Counter
@@ -25,7 +25,8 @@ public final class ServeMetrics: Sendable {
     let jobsCancelled: Counter
     /// Jobs that failed.
     let jobsFailed: Counter
-    /// Seconds spent making segments (with `segmentsTranscoded`, the mean time per segment). A counter, not
+    /// Seconds spent in segment jobs (a manifest job, which makes its item's first segments too, counts with the
+    /// other jobs, so this over `segmentsTranscoded` understates the time per segment). A counter, not
     /// swift-prometheus's `ValueHistogram`, whose bucket array is never freed (LeakSanitizer).
     let segmentSeconds: Counter
     /// Jobs waiting for a worker.
@@ -41,7 +42,7 @@ public final class ServeMetrics: Sendable {
     public init() {
         prefetchHits = registry.makeCounter(descriptor: Self.name("videofeed_prefetch_hits_total", help: "Swipes to an item whose first segment was ready"))
         prefetchMisses = registry.makeCounter(descriptor: Self.name("videofeed_prefetch_misses_total", help: "Swipes to an item whose first segment was not ready"))
-        segmentsTranscoded = registry.makeCounter(descriptor: Self.name("videofeed_segments_transcoded_total", help: "Media segments made, on demand or ahead"))
+        segmentsTranscoded = registry.makeCounter(descriptor: Self.name("videofeed_segments_transcoded_total", help: "Media segments made, on demand or ahead, first segments made with a manifest included"))
         otherJobsMade = registry.makeCounter(descriptor: Self.name("videofeed_other_jobs_total", help: "Manifests, posters, initialisation segments and full runs made"))
         filesServed = registry.makeCounter(descriptor: Self.name("videofeed_files_served_total", help: "Media files served"))
         segmentsServed = registry.makeCounter(descriptor: Self.name("videofeed_segments_served_total", help: "Media segments served"))
@@ -49,7 +50,7 @@ public final class ServeMetrics: Sendable {
         jobsCancelled = registry.makeCounter(descriptor: Self.name("videofeed_jobs_cancelled_total", help: "Jobs dropped or cancelled because nobody wanted them"))
         jobsFailed = registry.makeCounter(descriptor: Self.name("videofeed_jobs_failed_total", help: "Jobs that failed"))
         segmentSeconds = registry.makeCounter(descriptor: Self.name(
-            "videofeed_segment_seconds_total", help: "Seconds spent making media segments"))
+            "videofeed_segment_seconds_total", help: "Seconds spent in segment jobs (manifest jobs, which also make first segments, not included)"))
         queueDepth = registry.makeGauge(descriptor: Self.name("videofeed_queue_depth", help: "Jobs waiting for a worker"))
         running = registry.makeGauge(descriptor: Self.name("videofeed_jobs_running", help: "Jobs being made"))
         cacheBytes = registry.makeGauge(descriptor: Self.name("videofeed_cache_bytes", help: "Bytes in the disk cache"))

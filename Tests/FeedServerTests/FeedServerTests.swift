@@ -267,6 +267,29 @@ import Transcoding
         #expect(states == ["unknown", "retired", "current"])
     }
 
+    /// A card listed whole has every rendition's first segment made with its manifest, in the same job: the first
+    /// segments are answered from the cache with no job of their own, and are counted as segments made.
+    @Test func theManifestJobMakesEveryFirstSegment() async throws {
+        let server = try await ServerHarness.start(ServeFeeds.loader(try ServeFeeds.folder([Self.files[0]])))
+        defer { Task { await server.stop() } }
+        func metric(_ name: String) async throws -> Double {
+            let text = try await server.get("/metrics").text
+            let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+            return try #require(line.flatMap { Double($0.split(separator: " ")[1]) })
+        }
+        let card = try #require(try await server.allCards().first)
+        let renditions = try #require(card["renditions"] as? [[String: Any]])
+        #expect(renditions.count == 3)
+        for rendition in renditions {
+            let first = try #require((rendition["segments"] as? [String])?.first)
+            #expect(server.engine.cache.contains(String(first.dropFirst("/media/".count))), "\(first)")
+            let answer = try await server.get(first)
+            #expect(answer.status == 200 && answer.body.count > 1000)
+        }
+        #expect(try await metric("videofeed_media_waits_total") == 0)
+        #expect(try await metric("videofeed_segments_transcoded_total") == 3)
+    }
+
     /// A file already in the cache is answered from it at once — no work task, no hang-up watch — while the item's
     /// source is still checked: once it is removed, the cached file answers 410.
     @Test func aCachedFileIsServedAtOnceAndItsSourceIsStillChecked() async throws {
@@ -279,7 +302,8 @@ import Transcoding
             return try #require(line.flatMap { Double($0.split(separator: " ")[1]) })
         }
         let card = try #require(try await server.allCards().first)
-        let segment = try #require((card["renditions"] as? [[String: Any]])?.first?["segments"] as? [String])[0]
+        // Segment 1: the manifest job, which listing the card ran, made the first segments.
+        let segment = try #require((card["renditions"] as? [[String: Any]])?.first?["segments"] as? [String])[1]
         let made = try await server.get(segment)
         #expect(made.status == 200)
         let waited = try await waits()

@@ -67,11 +67,13 @@ final class ServerHarness: Sendable {
     }
 
     /// Every card of the feed, page by page.
-    func allCards(limit: Int = 3) async throws -> [[String: Any]] {
+    /// Every card of the feed, page by page; with `pending`, as `pending=1` lists them (no manifest made).
+    func allCards(limit: Int = 3, pending: Bool = false) async throws -> [[String: Any]] {
         var cards: [[String: Any]] = []
         var cursor: String? = nil
         repeat {
-            let page = try await json("/api/feed?limit=\(limit)" + (cursor.map { "&cursor=\($0)" } ?? ""))
+            let page = try await json("/api/feed?limit=\(limit)" + (pending ? "&pending=1" : "")
+                                      + (cursor.map { "&cursor=\($0)" } ?? ""))
             cards += page["resources"] as? [[String: Any]] ?? []
             cursor = page["next_cursor"] as? String
         } while cursor != nil && cards.count < 1000

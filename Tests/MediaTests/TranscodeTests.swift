@@ -253,10 +253,10 @@ import Testing
         let source = TestFixtures.transcode(name)
         var settings = Self.single
         settings.ladder = [Size(width: 720, height: 1280), Size(width: 360, height: 640)]
-        // The origin as a server keeps it: from the pass that makes every rendition's init.
+        // The origin as a server keeps it: from the pass that makes every rendition's init and first segment.
         let first = try Transcoder(file: MediaFile(path: source), settings: settings)
         #expect(first.origin == nil)
-        _ = try first.initializationSegments()
+        _ = try first.firstSegments()
         let origin = try #require(first.origin)
         #expect(origin.firstPictureTimes.count == first.plan.renditions.count)
         let count = first.plan.segmentCount
@@ -285,7 +285,7 @@ import Testing
         var settings = Self.single
         settings.stillSeconds = 3
         let transcoder = try Transcoder(file: MediaFile(path: TestFixtures.media("image.jpg")), settings: settings)
-        _ = try transcoder.initializationSegments()
+        _ = try transcoder.firstSegments()
         #expect(transcoder.origin == nil)
         let origin = TranscodeOrigin(display: Size(width: 16, height: 16), firstPictureTimes: ["720x1280": 0])
         let made = try Transcoder(file: MediaFile(path: TestFixtures.media("image.jpg")), settings: settings)
@@ -322,15 +322,18 @@ import Testing
         }
         // Many decoder threads hold the first picture back while the audio runs past a segment's window: the
         // segment and the init still come out (they once waited forever for an audio end already given).
-        // Every rendition's init from one pass is each one's init made alone.
+        // Every rendition's first segment from one pass is each one's made alone, init and codecs included, and the
+        // init is the one made from the first frames alone.
         var ladder = Self.single
         ladder.ladder = [Size(width: 720, height: 1280), Size(width: 540, height: 960), Size(width: 360, height: 640)]
         let all = try Transcoder(file: MediaFile(path: source), settings: ladder)
-        let together = try all.initializationSegments()
+        let together = try all.firstSegments()
         #expect(together.count == all.plan.renditions.count && together.count > 1)
         for r in all.plan.renditions.indices {
-            let alone = try Transcoder(file: MediaFile(path: source), settings: ladder).initializationSegment(rendition: r)
-            #expect(together[r].bytes == alone.bytes && together[r].codecs == alone.codecs, "rendition \(r)")
+            let alone = try Transcoder(file: MediaFile(path: source), settings: ladder).segment(0, rendition: r)
+            #expect(together[r] == alone, "rendition \(r)")
+            let initOnly = try Transcoder(file: MediaFile(path: source), settings: ladder).initializationSegment(rendition: r)
+            #expect(together[r].initialization == initOnly.bytes && together[r].codecs == initOnly.codecs, "rendition \(r)")
         }
         var threaded = Self.single
         threaded.threads = 16

@@ -94,6 +94,20 @@ public final class Transcoder {
         return segment
     }
 
+    /// Segment 0 of every rendition, in the plan's order, from one pass over the item's first seconds (one decode,
+    /// one filter graph split into every rendition): each is byte-identical to ``segment(_:rendition:)``'s, its
+    /// initialisation segment and codecs string included, and ``origin`` is learnt as by any pass from the start.
+    /// A server that lists an item's renditions and then serves their first segments makes both with one decode
+    /// instead of one per rendition plus one for the listing.
+    /// - Throws: as ``segment(_:rendition:)``.
+    public func firstSegments() throws -> [TranscodedSegment] {
+        do {
+            return try segments(0, rungs: Array(plan.renditions.indices), batch: nil).segments
+        } catch let error as WindowError {
+            throw error.error
+        }
+    }
+
     /// Segment `index` of one rendition by the shared routine, its ``WindowError`` unwrapped.
     private func alone(_ index: Int, rendition: Int) throws -> TranscodedSegment {
         do {
@@ -127,7 +141,7 @@ public final class Transcoder {
 
     /// What the passes so far learnt from the item's start (its first picture as shown, each rendition's first
     /// picture time), for ``mediaSegment(_:rendition:origin:)``; nil until a pass from the start ran
-    /// (``initializationSegments()``, ``initializationSegment(rendition:)``, segment 0) and for a still.
+    /// (``firstSegments()``, ``initializationSegment(rendition:)``, segment 0) and for a still.
     public var origin: TranscodeOrigin? {
         guard !plan.isStill, let itemDisplay, !firstPictureTime.isEmpty else { return nil }
         return TranscodeOrigin(display: itemDisplay, firstPictureTimes: firstPictureTime)
@@ -190,19 +204,6 @@ public final class Transcoder {
         }
         throw WindowError(error: MediaError(.invalidData, operation: "transcode", item: file.item,
                                             message: "segment \(k): no picture at its start"), windowFrames: 0)
-    }
-
-    /// ``initializationSegment(rendition:)`` of every rendition, in the plan's order, from one pass over the item's
-    /// first frames (one decode, one filter graph split into every rendition): each is byte-identical to the one
-    /// made alone.
-    /// - Throws: ``MediaError`` as ``segment(_:rendition:)`` does.
-    public func initializationSegments() throws -> [(bytes: [UInt8], codecs: String)] {
-        if used { try rewind() }
-        used = true
-        let pipeline = try Pipeline(transcoder: self, rungs: Array(plan.renditions.indices),
-                                    window: (0, plan.grid.end(0), 0))
-        pipeline.firstFrameOnly = true
-        return try pipeline.runSegments().map { ($0.initialization, $0.codecs) }
     }
 
     /// Whether the file was read already (the next operation starts over from the beginning).
