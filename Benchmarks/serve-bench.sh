@@ -13,7 +13,7 @@
 # 3. runs `videofeed transcode` over the feed (the batch the load test compares every served segment with);
 # 4. swipe benchmark (scripts/serve-swipe-bench.py): `serve` on a free port with a fresh cache, SWIPES neighbour
 #    swipes in Chromium (1-3 s dwell); then, that server stopped, a second `serve` with a fresh cache on the long
-#    feed for COLD_JUMPS cold jumps (#i=N) after the script listed the whole feed (every manifest made, no item
+#    feed for COLD_JUMPS cold jumps (#i=N) after the script listed the whole feed (pending=1: the pages read, no item
 #    prepared: the judged figure is the cold item's, not the listing's); then a third for DEEP_JUMPS jumps with
 #    nothing listed beforehand (a deep link: the page lists its way to the item), reported beside it;
 # 5. load test (scripts/serve-load.py): a fourth `serve` with a fresh cache, VIEWERS viewers for LOAD_SECONDS seconds,

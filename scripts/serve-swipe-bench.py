@@ -16,8 +16,8 @@ never within 3 of any item the viewer was on (N = last + --cold-stride, wrapping
 that is not cold by that rule ends the series early, and each jump is also classified by the server's own answer
 (`hit` of the swipe) and by whether the page had the card listed already — serve a fresh cache with a long feed for
 this series (Benchmarks/serve-bench.sh does). With --warm-listing the script first lists the cold server's whole
-feed through /api/feed (which makes each item's manifest: plan, codecs, init segments, but no poster or media
-segment), so the jumps measure a cold item rather than the listing's manifests.
+feed through /api/feed?pending=1 (the feed's pages read, nothing made: a whole card's manifest job would make the
+item's first segments too), so the jumps measure a cold item rather than the reading of the feed's pages.
 
 The page's contract (Sources/FeedServer/Web): `window.videofeed` with `index`, `publicId`, `cards`,
 `lastSwipe = {at, firstFrameMs, hit}`, and a `videofeed:firstframe` event on window, `{detail: {index, publicId,
@@ -298,11 +298,11 @@ class Bench:
         url = args.cold_url or args.base_url
         total = feed_total(url)
         if args.warm_listing:
-            # Every card's manifest made before the series (the listing's own cost is not the item's): the items
-            # stay cold — no poster or segment is made by listing.
+            # The feed's pages read before the series (the listing's own cost is not the item's), with pending=1:
+            # nothing is made, the items stay cold (a whole card's manifest job makes its first segments too).
             started, cursor, pages = time.monotonic(), None, 0
             while True:
-                status, body = http_get(url, "/api/feed?limit=50" + (f"&cursor={cursor}" if cursor else ""))
+                status, body = http_get(url, "/api/feed?pending=1&limit=50" + (f"&cursor={cursor}" if cursor else ""))
                 if status != 200:
                     raise SystemExit(self.fail(f"{url}: /api/feed answered {status} while warming the listing"))
                 pages += 1
@@ -367,7 +367,7 @@ def main():
     parser.add_argument("--cold-jumps", type=int, default=20)
     parser.add_argument("--cold-stride", type=int, default=7)
     parser.add_argument("--warm-listing", action="store_true",
-                        help="list the cold server's whole feed before the cold series (manifests made, items cold)")
+                        help="list the cold server's whole feed (pending=1: nothing made) before the cold series")
     parser.add_argument("--next-share", type=float, default=0.85, help="share of ArrowDown among the swipes")
     parser.add_argument("--dwell", default="1-3", help="seconds on each item, LO-HI (seeded uniform)")
     parser.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for a first frame")

@@ -12,12 +12,15 @@ import Testing
     final class Recorder: Sendable {
         let ran = Locked<[JobKey]>([])
         let started = Locked<[JobKey]>([])
+        /// Whether each job ran wide.
+        let wide = Locked<[JobKey: Bool]>([:])
         let gate = DispatchSemaphore(value: 0)
         let blocks: Bool
         init(blocks: Bool) { self.blocks = blocks }
 
-        func perform(_ key: JobKey, _ token: CancellationToken) throws {
+        func perform(_ key: JobKey, _ token: CancellationToken, _ wide: Bool) throws {
             started.withLock { $0.append(key) }
+            self.wide.withLock { $0[key] = wide }
             if blocks {
                 while gate.wait(timeout: .now() + .milliseconds(5)) == .timedOut {
                     if token.isCancelled { throw MediaError(.cancelled, operation: "test", item: key.folder, message: "") }
@@ -122,6 +125,80 @@ import Testing
                                            key("a"), JobKey(folder: "a", artifact: .initialization(rendition: 0)),
                                            JobKey(folder: "b", artifact: .manifest), key("b"),
                                            JobKey(folder: "c", artifact: .manifest)])
+    }
+
+    /// One job at a time runs wide (every rendition encoded at once): a full run waits for the slot while the free
+    /// worker takes the next job that is not wide, even one that came later; a manifest taken while the slot is
+    /// taken runs narrow.
+    @Test func wideJobsRunOneAtATime() async throws {
+        // Jobs of wide artifacts block until released; others run at once.
+        let gate = DispatchSemaphore(value: 0)
+        let started = Locked<[JobKey]>([]), ranWide = Locked<[JobKey: Bool]>([:])
+        let wide = Locked((now: 0, most: 0))
+        let pool = WorkPool(workers: 2, perform: { key, token, isWide in
+            started.withLock { $0.append(key) }
+            ranWide.withLock { $0[key] = isWide }
+            if isWide { wide.withLock { $0.now += 1; $0.most = max($0.most, $0.now) } }
+            defer { if isWide { wide.withLock { $0.now -= 1 } } }
+            if key.artifact.isWide {
+                while gate.wait(timeout: .now() + .milliseconds(5)) == .timedOut {
+                    if token.isCancelled { throw WorkPool.Cancelled() }
+                }
+            }
+        })
+        defer { pool.shutdown() }
+        let a = JobKey(folder: "a", artifact: .full), b = JobKey(folder: "b", artifact: .full)
+        let m = JobKey(folder: "m", artifact: .manifest)
+        // GIVEN a full run being made
+        async let first: Void = pool.wait(a)
+        try await eventually { started.get() == [a] }
+        // WHEN another full run and then a segment are asked for
+        async let second: Void = pool.wait(b)
+        try await eventually { pool.queueDepth == 1 }
+        try await pool.wait(key("d"))
+        // THEN the free worker makes the segment, and the full run waits for the first to end
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(started.get() == [a, key("d")])
+        // WHEN a manifest is asked for, the slot still taken
+        async let manifest: Void = pool.wait(m)
+        // THEN it runs beside the full run, narrow
+        try await eventually { started.get() == [a, key("d"), m] }
+        #expect(ranWide.get()[m] == false)
+        for _ in 0..<3 { gate.signal() }
+        try await first
+        try await second
+        try await manifest
+        #expect(ranWide.get()[a] == true && ranWide.get()[b] == true)
+        #expect(wide.withLock { $0.most } == 1)
+    }
+
+    /// While a request waits for the wide slot, the free worker takes other requests but no prefetch work: the
+    /// waiting job gets the CPU it leaves. Once the wide job runs, prefetch goes on.
+    @Test func aWideRequestWaitingKeepsTheOtherWorkersOffPrefetch() async throws {
+        let recorder = Recorder(blocks: true)
+        let pool = WorkPool(workers: 2, perform: recorder.perform)
+        defer { pool.shutdown() }
+        let a = JobKey(folder: "a", artifact: .full), b = JobKey(folder: "b", artifact: .full)
+        let poster = JobKey(folder: "c", artifact: .poster)
+        // GIVEN a full run being made and a request for another one waiting for the wide slot
+        async let first: Void = pool.wait(a)
+        try await eventually { recorder.started.get() == [a] }
+        async let second: Void = pool.wait(b)
+        try await eventually { pool.queueDepth == 1 }
+        // WHEN a viewer wants a segment ahead
+        pool.want(viewer: 1, [key("p"): 10])
+        try await Task.sleep(for: .milliseconds(100))
+        // THEN the free worker leaves it, but takes a request that comes
+        #expect(recorder.started.get() == [a])
+        async let third: Void = pool.wait(poster)
+        try await eventually { recorder.started.get() == [a, poster] }
+        for _ in 0..<4 { recorder.gate.signal() }
+        try await first
+        try await second
+        try await third
+        try await eventually { recorder.ran.get().contains(key("p")) }
+        let started = recorder.started.get()
+        #expect((started.firstIndex(of: b) ?? .max) < (started.firstIndex(of: key("p")) ?? .max))
     }
 
     /// On a miss the viewer waits for its on-screen item's first segment alone: its prefetch of neighbours and of the
