@@ -124,9 +124,9 @@ public final class ServeEngine: Sendable {
         // The pool's perform closure needs the engine; it reaches it through a weak reference filled right after
         // (a strong one would be a cycle: engine → pool → closure → engine, and the engine would never be freed).
         let box = Locked(WeakEngine())
-        pool = WorkPool(workers: configuration.workers, perform: { key, token, wide in
+        pool = WorkPool(workers: configuration.workers, perform: { key, token in
             guard let engine = box.withLock({ $0.engine }) else { throw WorkPool.Cancelled() }
-            try engine.make(key, wide: wide, token: token)
+            try engine.make(key, token: token)
         }, report: { key, outcome in
             metrics.record(key, outcome)
         })
@@ -278,9 +278,8 @@ public final class ServeEngine: Sendable {
 
     // MARK: - Making (on worker threads)
 
-    /// Makes `key`'s artifact and stores it in the cache; a manifest with every rendition's first segment when
-    /// `wide`, else with the initialisation segments alone (``WorkPool``: the wide slot was taken).
-    func make(_ key: JobKey, wide: Bool, token: CancellationToken) throws {
+    /// Makes `key`'s artifact and stores it in the cache.
+    func make(_ key: JobKey, token: CancellationToken) throws {
         guard let path = items.withLock({ $0.sources[key.folder] }) else { throw Failure.notFound(key.folder) }
         var options = configuration.openOptions
         options.itemTimeLimit = configuration.jobTimeLimit
@@ -305,25 +304,16 @@ public final class ServeEngine: Sendable {
         let plan = transcoder.plan
         switch key.artifact {
         case .manifest:
-            // Wide: every rendition's init and first segment from one pass over the item's first second (one decode
-            // for all of them): the listing needs every codecs string, and viewers ask for first segments next.
-            // Narrow: every init from the first frames alone.
+            // Every rendition's init and first segment from one pass over the item's first second (one decode for
+            // all of them): the listing needs every codecs string, and viewers ask for first segments next.
             var codecs: [String] = []
-            if wide {
-                for (r, made) in try transcoder.firstSegments().enumerated() {
-                    codecs.append(made.codecs)
-                    let base = "\(folder)/\(plan.renditions[r].name)/"
-                    if !cache.contains(base + "init.mp4") { try cache.write(base + "init.mp4", made.initialization) }
-                    if !cache.contains(base + "seg-0.m4s") {
-                        try cache.write(base + "seg-0.m4s", made.media)
-                        metrics.segmentsTranscoded.increment()
-                    }
-                }
-            } else {
-                for (r, made) in try transcoder.initializationSegments().enumerated() {
-                    codecs.append(made.codecs)
-                    let initKey = "\(folder)/\(plan.renditions[r].name)/init.mp4"
-                    if !cache.contains(initKey) { try cache.write(initKey, made.bytes) }
+            for (r, made) in try transcoder.firstSegments().enumerated() {
+                codecs.append(made.codecs)
+                let base = "\(folder)/\(plan.renditions[r].name)/"
+                if !cache.contains(base + "init.mp4") { try cache.write(base + "init.mp4", made.initialization) }
+                if !cache.contains(base + "seg-0.m4s") {
+                    try cache.write(base + "seg-0.m4s", made.media)
+                    metrics.segmentsTranscoded.increment()
                 }
             }
             let manifest = ItemManifest(plan: plan, codecs: codecs, origin: transcoder.origin)

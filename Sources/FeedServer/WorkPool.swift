@@ -38,22 +38,13 @@ public enum Artifact: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Whether the job encodes every rendition at once when it runs wide (a manifest with every first segment, a
-    /// full run): one x264 encoder per rendition, each holding its look-ahead frames (about 150 MB for the default
-    /// three renditions), where a segment job holds one. ``WorkPool/wideWorkers`` bounds how many run wide together.
+    /// Whether the job encodes every rendition at once (a manifest with every first segment, a full run): one x264
+    /// encoder per rendition, each holding its look-ahead frames (about 150 MB for the default three renditions),
+    /// where a segment job holds one. ``WorkPool/wideWorkers`` bounds how many run together.
     public var isWide: Bool {
         switch self {
         case .manifest, .full: true
         case .poster, .initialization, .segment: false
-        }
-    }
-
-    /// Whether a wide job has a narrow form, run when the wide slots are taken: a manifest then makes only what the
-    /// listing needs (every rendition's init, from the first frames), and the first segments are made on their own.
-    public var hasNarrowForm: Bool {
-        switch self {
-        case .manifest: true
-        case .poster, .initialization, .segment, .full: false
         }
     }
 
@@ -102,13 +93,15 @@ public struct JobKey: Hashable, Sendable, CustomStringConvertible {
 /// request for another item is passed over by at most ``focusBurst`` focused ones in a row, so a stream of
 /// on-screen work cannot starve it.
 ///
-/// At most ``wideWorkers`` jobs run wide (``Artifact/isWide``: every rendition encoded at once) together. A job
-/// with a narrow form (a manifest) taken while those slots are full runs narrow (``perform``'s `wide` is false); one
-/// without waits for a slot, and while a request waits for one, the other workers take no prefetch work (that job
-/// then has the CPU they leave). Two wide jobs side by side on two cores take as long as one after the other, and
-/// hold twice the memory: with 20 viewers arriving together at an empty cache, the server's peak resident memory
-/// went from about 430 to 510–550 MiB when every manifest job made every rendition's first segment; with the
-/// manifests made one wide at a time and none narrow, a card waited up to 9 s behind other items' manifests.
+/// At most ``wideWorkers`` wide jobs (``Artifact/isWide``: every rendition encoded at once) run together; the
+/// others wait for a slot while the free workers take other jobs, and while a request waits for one, they take no
+/// prefetch work (that job then has the CPU they leave). Two wide jobs side by side on two cores take as long as one
+/// after the other, and hold twice the memory: with 20 viewers arriving together at an empty cache, the server's peak
+/// resident memory went from about 430 to 510–550 MiB when every manifest job made every rendition's first segment
+/// and two ran at once. (A manifest taken while the slot is busy could make only the inits, from the first frames,
+/// as manifests did before: tried, and dropped. Its three encoders hold about as much memory, the peak stayed near
+/// 500 MiB, and its item's first segments then cost a decode each: 20–30 swipes in 1,300 found theirs not made,
+/// against none.)
 ///
 /// A failed job's error is remembered for ``failureMemory`` seconds and given to whoever asks again in that time, so a
 /// broken item is not decoded again on every swipe. After that it is forgotten (a failure may be passing: a job's
@@ -150,7 +143,7 @@ public final class WorkPool: Sendable {
 
     private let now: @Sendable () -> Double
 
-    private let perform: @Sendable (JobKey, CancellationToken, Bool) throws -> Void
+    private let perform: @Sendable (JobKey, CancellationToken) throws -> Void
     private let report: @Sendable (JobKey, Outcome) -> Void
     private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
@@ -162,8 +155,6 @@ public final class WorkPool: Sendable {
         var waiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
         var interest: [Int: Int] = [:]
         var running = false
-        /// Whether it runs wide (set when a worker takes it).
-        var wide = false
 
         init(key: JobKey, order: UInt64) {
             self.key = key
@@ -191,13 +182,12 @@ public final class WorkPool: Sendable {
     }
 
     /// A pool of `workers` threads running `perform` (which makes a job's artifact and stores it, throwing on
-    /// failure or cancellation; `wide` says whether a job of ``Artifact/isWide`` runs wide or in its narrow form)
-    /// and telling `report` how each ended. `now` is the clock failures are remembered by,
+    /// failure or cancellation) and telling `report` how each ended. `now` is the clock failures are remembered by,
     /// in seconds (the wall clock unless a test says otherwise).
     public init(workers: Int, prefetchWorkers: Int? = nil, wideWorkers: Int = 1, failureMemory: Double = 30,
                 niceness: Int32 = 10, focusBurst: Int = 3,
                 now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
-                perform: @escaping @Sendable (JobKey, CancellationToken, _ wide: Bool) throws -> Void,
+                perform: @escaping @Sendable (JobKey, CancellationToken) throws -> Void,
                 report: @escaping @Sendable (JobKey, Outcome) -> Void = { _, _ in }) {
         self.workers = max(1, workers)
         self.prefetchWorkers = max(1, min(self.workers, prefetchWorkers ?? (self.workers > 1 ? self.workers - 1 : 1)))
@@ -356,14 +346,13 @@ public final class WorkPool: Sendable {
     /// The most urgent queued job a worker may take now, marked running: a request for an on-screen item, else the
     /// first other request (or it, once ``focusBurst`` on-screen requests passed it), else the prefetch job of the
     /// highest priority while the prefetch share has room. Among requests, posters run first (``Artifact/requestRank``),
-    /// then the rest, each in the order it came. A wide job without a narrow form is passed over while ``wideWorkers``
-    /// run wide.
+    /// then the rest, each in the order it came. A wide job is passed over while ``wideWorkers`` run.
     private func next(in s: inout State) -> Job? {
         var onScreen: Job? = nil, request: Job? = nil, prefetch: Job? = nil
         let wideFull = s.runningWide >= wideWorkers
         // A request for a wide job that waits for the wide slot gets the CPU the other workers leave: they take
         // other requests only, no prefetch.
-        func waitsForSlot(_ job: Job) -> Bool { wideFull && job.key.artifact.isWide && !job.key.artifact.hasNarrowForm }
+        func waitsForSlot(_ job: Job) -> Bool { wideFull && job.key.artifact.isWide }
         let wideWaits = s.jobs.values.contains { !$0.running && !$0.waiters.isEmpty && waitsForSlot($0) }
         let prefetchFull = s.runningPrefetch >= prefetchWorkers || wideWaits
         // On-screen items whose first look (manifest, poster, init, first segment) is still queued or being made.
@@ -396,8 +385,7 @@ public final class WorkPool: Sendable {
         best.running = true
         s.running += 1
         if best.waiters.isEmpty { s.runningPrefetch += 1 }
-        best.wide = best.key.artifact.isWide && !wideFull
-        if best.wide { s.runningWide += 1 }
+        if best.key.artifact.isWide { s.runningWide += 1 }
         return best
     }
 
@@ -421,12 +409,12 @@ public final class WorkPool: Sendable {
 
     private func workerLoop() {
         while true {
-            let picked: (Job, Bool, Bool)? = state.withLock { s in
+            let picked: (Job, Bool)? = state.withLock { s in
                 if s.stopped { return nil }
                 guard let job = next(in: &s) else { return nil }
-                return (job, job.waiters.isEmpty, job.wide)
+                return (job, job.waiters.isEmpty)
             }
-            guard let (job, prefetch, wide) = picked else {
+            guard let (job, prefetch) = picked else {
                 if state.withLock({ $0.stopped }) { return }
                 wake.wait()
                 continue
@@ -435,7 +423,7 @@ public final class WorkPool: Sendable {
             var outcome: Outcome
             do {
                 if job.token.isCancelled { throw Cancelled() }
-                try perform(job.key, job.token, wide)
+                try perform(job.key, job.token)
                 outcome = .made(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
             } catch {
                 outcome = job.token.isCancelled ? .cancelled : .failed(error)
@@ -443,7 +431,7 @@ public final class WorkPool: Sendable {
             let waiters = state.withLock { s -> [CheckedContinuation<Void, any Error>] in
                 s.running -= 1
                 if prefetch { s.runningPrefetch -= 1 }
-                if job.wide { s.runningWide -= 1 }
+                if job.key.artifact.isWide { s.runningWide -= 1 }
                 s.jobs[job.key] = nil
                 if case .failed(let error) = outcome { remember(error, of: job.key, in: &s, at: now()) }
                 let all = Array(job.waiters.values)

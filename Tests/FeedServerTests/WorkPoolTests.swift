@@ -12,15 +12,12 @@ import Testing
     final class Recorder: Sendable {
         let ran = Locked<[JobKey]>([])
         let started = Locked<[JobKey]>([])
-        /// Whether each job ran wide.
-        let wide = Locked<[JobKey: Bool]>([:])
         let gate = DispatchSemaphore(value: 0)
         let blocks: Bool
         init(blocks: Bool) { self.blocks = blocks }
 
-        func perform(_ key: JobKey, _ token: CancellationToken, _ wide: Bool) throws {
+        func perform(_ key: JobKey, _ token: CancellationToken) throws {
             started.withLock { $0.append(key) }
-            self.wide.withLock { $0[key] = wide }
             if blocks {
                 while gate.wait(timeout: .now() + .milliseconds(5)) == .timedOut {
                     if token.isCancelled { throw MediaError(.cancelled, operation: "test", item: key.folder, message: "") }
@@ -127,48 +124,46 @@ import Testing
                                            JobKey(folder: "c", artifact: .manifest)])
     }
 
-    /// One job at a time runs wide (every rendition encoded at once): a full run waits for the slot while the free
-    /// worker takes the next job that is not wide, even one that came later; a manifest taken while the slot is
-    /// taken runs narrow.
+    /// One wide job at a time (every rendition encoded at once): a manifest or a full run, asked for or wanted
+    /// ahead, waits for the one running while the free worker takes the next job that is not wide, even one that
+    /// came later.
     @Test func wideJobsRunOneAtATime() async throws {
-        // Jobs of wide artifacts block until released; others run at once.
+        // Wide jobs block until released; others run at once.
         let gate = DispatchSemaphore(value: 0)
-        let started = Locked<[JobKey]>([]), ranWide = Locked<[JobKey: Bool]>([:])
+        let started = Locked<[JobKey]>([])
         let wide = Locked((now: 0, most: 0))
-        let pool = WorkPool(workers: 2, perform: { key, token, isWide in
+        let pool = WorkPool(workers: 2, perform: { key, token in
             started.withLock { $0.append(key) }
-            ranWide.withLock { $0[key] = isWide }
-            if isWide { wide.withLock { $0.now += 1; $0.most = max($0.most, $0.now) } }
-            defer { if isWide { wide.withLock { $0.now -= 1 } } }
-            if key.artifact.isWide {
-                while gate.wait(timeout: .now() + .milliseconds(5)) == .timedOut {
-                    if token.isCancelled { throw WorkPool.Cancelled() }
-                }
+            guard key.artifact.isWide else { return }
+            wide.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+            defer { wide.withLock { $0.now -= 1 } }
+            while gate.wait(timeout: .now() + .milliseconds(5)) == .timedOut {
+                if token.isCancelled { throw WorkPool.Cancelled() }
             }
         })
         defer { pool.shutdown() }
-        let a = JobKey(folder: "a", artifact: .full), b = JobKey(folder: "b", artifact: .full)
-        let m = JobKey(folder: "m", artifact: .manifest)
+        let a = JobKey(folder: "a", artifact: .full), b = JobKey(folder: "b", artifact: .manifest)
+        let ahead = JobKey(folder: "p", artifact: .manifest)
         // GIVEN a full run being made
         async let first: Void = pool.wait(a)
         try await eventually { started.get() == [a] }
-        // WHEN another full run and then a segment are asked for
+        // WHEN a viewer wants a manifest ahead
+        pool.want(viewer: 1, [ahead: 10])
+        try await Task.sleep(for: .milliseconds(100))
+        // THEN it waits
+        #expect(started.get() == [a])
+        // WHEN a manifest and then a segment are asked for
         async let second: Void = pool.wait(b)
-        try await eventually { pool.queueDepth == 1 }
+        try await eventually { pool.queueDepth == 2 }
         try await pool.wait(key("d"))
-        // THEN the free worker makes the segment, and the full run waits for the first to end
+        // THEN the free worker makes the segment, and the manifest waits for the full run to end
         try await Task.sleep(for: .milliseconds(100))
         #expect(started.get() == [a, key("d")])
-        // WHEN a manifest is asked for, the slot still taken
-        async let manifest: Void = pool.wait(m)
-        // THEN it runs beside the full run, narrow
-        try await eventually { started.get() == [a, key("d"), m] }
-        #expect(ranWide.get()[m] == false)
         for _ in 0..<3 { gate.signal() }
         try await first
         try await second
-        try await manifest
-        #expect(ranWide.get()[a] == true && ranWide.get()[b] == true)
+        try await eventually { started.get().contains(ahead) && pool.runningCount == 0 }
+        #expect(started.get() == [a, key("d"), b, ahead])
         #expect(wide.withLock { $0.most } == 1)
     }
 

@@ -141,8 +141,7 @@ public final class Transcoder {
 
     /// What the passes so far learnt from the item's start (its first picture as shown, each rendition's first
     /// picture time), for ``mediaSegment(_:rendition:origin:)``; nil until a pass from the start ran
-    /// (``firstSegments()``, ``initializationSegments()``, ``initializationSegment(rendition:)``, segment 0) and for
-    /// a still.
+    /// (``firstSegments()``, ``initializationSegment(rendition:)``, segment 0) and for a still.
     public var origin: TranscodeOrigin? {
         guard !plan.isStill, let itemDisplay, !firstPictureTime.isEmpty else { return nil }
         return TranscodeOrigin(display: itemDisplay, firstPictureTimes: firstPictureTime)
@@ -205,20 +204,6 @@ public final class Transcoder {
         }
         throw WindowError(error: MediaError(.invalidData, operation: "transcode", item: file.item,
                                             message: "segment \(k): no picture at its start"), windowFrames: 0)
-    }
-
-    /// ``initializationSegment(rendition:)`` of every rendition, in the plan's order, from one pass over the item's
-    /// first frames (one decode, one filter graph split into every rendition): each is byte-identical to the one
-    /// made alone. Cheaper than ``firstSegments()`` (a few frames, not the first segment's), for a listing that
-    /// needs every codecs string and not yet the media.
-    /// - Throws: ``MediaError`` as ``segment(_:rendition:)`` does.
-    public func initializationSegments() throws -> [(bytes: [UInt8], codecs: String)] {
-        if used { try rewind() }
-        used = true
-        let pipeline = try Pipeline(transcoder: self, rungs: Array(plan.renditions.indices),
-                                    window: (0, plan.grid.end(0), 0))
-        pipeline.firstFrameOnly = true
-        return try pipeline.runSegments().map { ($0.initialization, $0.codecs) }
     }
 
     /// Whether the file was read already (the next operation starts over from the beginning).
