@@ -97,7 +97,7 @@ public struct FeedServer: Sendable {
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(bytes: text)))
         }
-        router.get("/api/feed") { request, _ in try await listing(request) }
+        router.get("/api/feed") { request, context in try await listing(request, context: context) }
         router.get("/media/**") { request, context in try await media(request, context: context, head: false) }
         router.head("/media/**") { request, context in try await media(request, context: context, head: true) }
         router.ws("/api/ws") { _, _ in .upgrade([:]) } onUpgrade: { inbound, outbound, _ in
@@ -107,7 +107,7 @@ public struct FeedServer: Sendable {
 
     // MARK: - Listing
 
-    func listing(_ request: Request) async throws -> Response {
+    func listing(_ request: Request, context: ServeContext) async throws -> Response {
         let query = request.uri.queryParameters
         var start = 0
         if let cursor = query.get("cursor") {
@@ -138,22 +138,36 @@ public struct FeedServer: Sendable {
         }
         // Every card's manifest, made in parallel on the shared pool (cached once per item version); with
         // `pending=1` only those already made (in memory or in the cache).
-        let engine = self.engine
-        let cards = await withTaskGroup(of: (Int, Card).self) { group in
-            for (n, entry) in entries.enumerated() {
-                group.addTask {
-                    if answerAtOnce, !engine.hasManifest(entry.folder) { return (n, Card(pendingEntry: entry)) }
-                    do {
-                        let manifest = try await engine.manifest(for: entry)
-                        return (n, Card(entry: entry, manifest: manifest, settings: engine.configuration.settings))
-                    } catch {
-                        return (n, Card(entry: entry, error: Self.itemError(entry, error)))
+        let engine = self.engine, listed = entries
+        let makeCards = { @Sendable () async -> [Card] in
+            await withTaskGroup(of: (Int, Card).self) { group in
+                for (n, entry) in listed.enumerated() {
+                    group.addTask {
+                        if answerAtOnce, !engine.hasManifest(entry.folder) { return (n, Card(pendingEntry: entry)) }
+                        do {
+                            let manifest = try await engine.manifest(for: entry)
+                            return (n, Card(entry: entry, manifest: manifest, settings: engine.configuration.settings))
+                        } catch {
+                            return (n, Card(entry: entry, error: Self.itemError(entry, error)))
+                        }
                     }
                 }
+                var all: [(Int, Card)] = []
+                for await card in group { all.append(card) }
+                return all.sorted { $0.0 < $1.0 }.map(\.1)
             }
-            var all: [(Int, Card)] = []
-            for await card in group { all.append(card) }
-            return all.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+        let cards: [Card]
+        if answerAtOnce || entries.allSatisfy({ engine.hasManifest($0.folder) }) {
+            cards = await makeCards()
+        } else {
+            // A manifest still to make: the work is withdrawn when the client goes away (a page that moved on lets
+            // its neighbours' cards go), as for media.
+            let work = Task { @Sendable in await makeCards() }
+            let watch = HangUpWatch.start(context.channel) { work.cancel() }
+            defer { watch.cancel() }
+            cards = await withTaskCancellationHandler { await work.value } onCancel: { work.cancel() }
+            if work.isCancelled { return jsonError(.serviceUnavailable, "cancelled") }
         }
         let total = await engine.catalog.total
         let next: String? = {

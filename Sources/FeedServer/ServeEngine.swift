@@ -7,7 +7,7 @@ import Transcoding
 
 /// What the listing says of an item beyond the feed's own fields, learnt once per version and kept in the cache as
 /// `<folder>/manifest.json`: the transcode plan and each rendition's codecs string (read from its encoder, which is
-/// why every rendition's initialisation segment is made with it).
+/// why every rendition's initialisation segment, and first media segment, are made with it).
 public struct ItemManifest: Sendable, Codable, Equatable {
     /// The plan: renditions, display size, duration, segments.
     public var plan: TranscodePlan

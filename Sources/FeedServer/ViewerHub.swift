@@ -10,7 +10,7 @@ import Prefetch
 ///
 /// | stage | made ahead |
 /// | --- | --- |
-/// | `probed` | the manifest (plan, codecs, initialisation segments) |
+/// | `probed` | the manifest (plan, codecs; with it every rendition's init and first segment) |
 /// | `firstFrame` | + the poster and the viewer's rendition's first segment |
 /// | `buffered(s)` | + the segments from the playhead to `s` seconds past it (at least the next one) |
 ///

@@ -87,6 +87,27 @@ import Testing
         #expect(try await eventually(seconds: 90) { server.engine.pool.queueDepth == 0 })
     }
 
+    /// A page that lets a card go aborts its request for the whole card: the manifest it waited for is withdrawn.
+    @Test func aClientThatHangsUpWaitingForACardCancelsItsManifest() async throws {
+        var settings = TranscodeSettings()
+        settings.video.preset = "placebo"
+        let server = try await ServerHarness.start(
+            ServeFeeds.loader(try ServeFeeds.folder([TestFixtures.transcode("long_gop_b.mp4")])),
+            workers: 1, settings: settings, warmItems: 0)
+        defer { Task { await server.stop() } }
+        let fd = try LoopbackHTTP.connect(server.port)
+        try LoopbackHTTP.send(fd, Array("GET /api/feed?limit=1&cursor=0 HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(try await eventually(seconds: 60) { server.engine.pool.runningCount == 1 })
+        close(fd)
+        #expect(try await eventually(seconds: 60) { server.engine.pool.runningCount == 0 })
+        let cards = try await server.allCards(limit: 1, pending: true)
+        let poster = try #require(cards.first?["poster"] as? String)
+        let folder = poster.dropFirst("/media/".count).dropLast("/poster.jpg".count)
+        #expect(!server.engine.cache.contains("\(folder)/manifest.json"))
+        let text = try await server.get("/metrics").text
+        #expect(text.contains("videofeed_jobs_cancelled_total 1"), "\(text)")
+    }
+
     @Test func aClientThatHangsUpMidSegmentCancelsItsWork() async throws {
         var settings = TranscodeSettings()
         settings.video.preset = "placebo"

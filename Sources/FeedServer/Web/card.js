@@ -28,7 +28,8 @@ export class Card {
    * @param {number} pos      position in the feed (grows past `total` when the feed wraps around)
    * @param {object} item     a resource of /api/feed
    * @param {object} env      {settings: {muted, setMuted}, box(): {w, h}, onFail(card), onFrame(card, ms, mediaTime),
-   *                           onWarn(card, message), fill(item) → Promise<whole item>}
+   *                           onWarn(card, message), fill(item) → Promise<whole item>,
+   *                           abandon(item): the fill is no longer wanted}
    */
   constructor(pos, item, env) {
     this.pos = pos;
@@ -148,6 +149,8 @@ export class Card {
       else if (this.wanted) this.preload();
     }, e => {
       this.filling = null;
+      // Abandoned by free(); wanted again since: ask again.
+      if (e && e.name === 'AbortError') { if (this.active || this.wanted) this.fillPending(); return; }
       if (this.active || this.wanted) this.fail(e.message || String(e));
     });
   }
@@ -372,6 +375,10 @@ export class Card {
   /** Detach the MediaSource so the decoder and its buffers go; the card can be preloaded again later. */
   free() {
     this.wanted = false;
+    if (this.filling && !this.active && this.env.abandon) {
+      // The whole card is not wanted any more: its request goes (fillPending's rejection handler ends `filling`).
+      this.env.abandon(this.item);
+    }
     const m = this.media;
     if (!m) return;
     this.media = null;

@@ -58,11 +58,12 @@ export class FeedSource {
     const known = this.items.find(r => r.index === item.index && !r.pending);   // filled for another position
     if (known) return Promise.resolve(known);
     this.fills = this.fills || new Map();
-    let p = this.fills.get(item.index);
-    if (!p) {
+    let fill = this.fills.get(item.index);
+    if (!fill) {
       const url = `/api/feed?limit=1&cursor=${encodeURIComponent(item.index)}`;
-      p = (async () => {
-        const res = await fetch(url, { cache: 'no-store' });
+      const abort = new AbortController();
+      const p = (async () => {
+        const res = await fetch(url, { cache: 'no-store', signal: abort.signal });
         const page = await res.json().catch(() => ({}));
         if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}${page.error ? ': ' + page.error : ''}`);
         const full = (page.resources || [])[0];
@@ -71,10 +72,23 @@ export class FeedSource {
         if (at >= 0) this.items[at] = full;
         return full;
       })();
-      this.fills.set(item.index, p);
-      p.then(() => this.fills.delete(item.index), () => this.fills.delete(item.index));
+      fill = { p, abort, users: 0 };
+      this.fills.set(item.index, fill);
+      const done = () => { if (this.fills.get(item.index) === fill) this.fills.delete(item.index); };
+      p.then(done, done);
     }
-    return p;
+    fill.users++;
+    return fill.p;
+  }
+
+  /** A card that asked fill(item) no longer wants it: the request is aborted once no card does (the server then
+   *  withdraws the manifest it waits for, which would hold a worker, and a browser connection, for an item the
+   *  viewer left). */
+  abandon(item) {
+    const fill = this.fills && this.fills.get(item.index);
+    if (!fill || --fill.users > 0) return;
+    this.fills.delete(item.index);
+    fill.abort.abort();
   }
 
   /** The item shown at a position, or undefined when it is not loaded (yet). */

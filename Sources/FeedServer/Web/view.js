@@ -62,6 +62,7 @@ export class FeedView {
       onFrame: (card, ms, mediaTime) => this.hooks.onFrame(card, ms, mediaTime),
       onWarn: (card, message) => this.hooks.onWarn(card, message),
       fill: item => this.feed.fill(item),
+      abandon: item => this.feed.abandon(item),
     };
     const added = document.createDocumentFragment();
     while (this.cards.length < want) {
