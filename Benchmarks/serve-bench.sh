@@ -163,7 +163,7 @@ set -e
 stop_server
 [ "$SWIPE_STATUS" -le 1 ] || { echo "serve-bench: the swipe benchmark could not run (status $SWIPE_STATUS); going on" >&2; rm -f "$WORK/swipe.json"; }
 
-say "swipe benchmark: $COLD_JUMPS cold jumps (the whole listing made first)"
+say "swipe benchmark: $COLD_JUMPS cold jumps (the whole feed listed first, pending=1: nothing made)"
 start_server cold "$WORK/cold-feed.json"
 set +e
 python3 scripts/serve-swipe-bench.py "$URL" --swipes 0 --cold-jumps "$COLD_JUMPS" --cold-stride "$COLD_STRIDE" \
