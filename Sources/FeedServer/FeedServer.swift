@@ -163,11 +163,11 @@ public struct FeedServer: Sendable {
         } else {
             // A manifest still to make: the work is withdrawn when the client goes away (a page that moved on lets
             // its neighbours' cards go), as for media.
-            let work = Task { @Sendable in await makeCards() }
-            let watch = HangUpWatch.start(context.channel) { work.cancel() }
-            defer { watch.cancel() }
-            cards = await withTaskCancellationHandler { await work.value } onCancel: { work.cancel() }
-            if work.isCancelled { return jsonError(.serviceUnavailable, "cancelled") }
+            do {
+                cards = try await HangUpWatch.run(on: context.channel) { await makeCards() }
+            } catch {
+                return jsonError(.serviceUnavailable, "cancelled")
+            }
         }
         let total = await engine.catalog.total
         let next: String? = {
@@ -223,10 +223,9 @@ public struct FeedServer: Sendable {
                 // (The channel's closeFuture is not used for this: a callback on it would keep the task, and the
                 // bytes it returned, until the connection closes — every response of a kept-alive connection.)
                 engine.metrics.mediaWaits.increment()
-                let work = Task { @Sendable in try await engine.bytes(folder: folder, file: name) }
-                let watch = HangUpWatch.start(context.channel) { work.cancel() }
-                defer { watch.cancel() }
-                bytes = try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
+                bytes = try await HangUpWatch.run(on: context.channel) {
+                    try await engine.bytes(folder: folder, file: name)
+                }
             }
         } catch is CancellationError {
             // The client hung up (or the server is stopping): nobody reads this answer.
@@ -348,6 +347,19 @@ struct ErrorLogging: RouterMiddleware {
 /// while a request is being answered (and allows half-closed connections), so a client's close is not seen until the
 /// answer is written; the socket's TCP state is: `CLOSE_WAIT` once the client has closed its side.
 enum HangUpWatch {
+    /// Runs `body` in a task of its own, cancelled when the client hangs up (``start(_:hungUp:)``) or the calling
+    /// task is cancelled.
+    /// - Throws: `body`'s error; `CancellationError` when it was cancelled, even if it finished.
+    static func run<T: Sendable>(on channel: any Channel,
+                                 _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let work = Task { try await body() }
+        let watch = start(channel) { work.cancel() }
+        defer { watch.cancel() }
+        let value = try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
+        if work.isCancelled { throw CancellationError() }
+        return value
+    }
+
     /// Linux's `TCP_CLOSE_WAIT`.
     static let closeWait: UInt8 = 8
 
