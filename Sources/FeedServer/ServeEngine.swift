@@ -1,6 +1,7 @@
 import EngineSupport
 import Feed
 import Foundation
+import Logging
 import Media
 import Thumbnails
 import Transcoding
@@ -105,9 +106,11 @@ public final class ServeEngine: Sendable {
         }
     }
 
-    /// An engine serving `feed`.
+    /// An engine serving `feed`. Each job's end goes to `logger` at debug level: what it made, how long it waited for
+    /// a worker and ran, and whether a request or prefetch wanted it.
     /// - Throws: when the cache folder cannot be created.
-    public init(feed: Feed, configuration: Configuration, metrics: ServeMetrics = ServeMetrics()) throws {
+    public init(feed: Feed, configuration: Configuration, metrics: ServeMetrics = ServeMetrics(),
+                logger: Logger = Logger(label: "videofeed.serve")) throws {
         // A long-running server within a memory budget: decoded pictures and encoder buffers (megabytes each) go
         // back to the system when freed, instead of staying in glibc's per-thread heaps after each job.
         AllocatorTuning.returnLargeBlocks()
@@ -127,10 +130,26 @@ public final class ServeEngine: Sendable {
         pool = WorkPool(workers: configuration.workers, perform: { key, token in
             guard let engine = box.withLock({ $0.engine }) else { throw WorkPool.Cancelled() }
             try engine.make(key, token: token)
-        }, report: { key, outcome in
-            metrics.record(key, outcome)
+        }, report: { report in
+            metrics.record(report.key, report.outcome)
+            Self.log(report, to: logger)
         })
         box.withLock { $0.engine = self }
+    }
+
+    /// One debug line per job: `job <folder> <artifact> made|cancelled|failed ... queued 1.234s ran 0.567s request`.
+    private static func log(_ report: WorkPool.Report, to logger: Logger) {
+        guard logger.logLevel <= .debug else { return }
+        let queued = String(format: "%.3f", report.queued)
+        let who = report.requested ? "request" : "prefetch"
+        switch report.outcome {
+        case .made(let seconds):
+            logger.debug("job \(report.key) made: queued \(queued)s ran \(String(format: "%.3f", seconds))s \(who)")
+        case .cancelled:
+            logger.debug("job \(report.key) cancelled: queued \(queued)s \(who)")
+        case .failed(let error):
+            logger.debug("job \(report.key) failed: queued \(queued)s \(who): \(Redaction.redacted(String(describing: error)))")
+        }
     }
 
     /// The engine as the pool's workers reach it.

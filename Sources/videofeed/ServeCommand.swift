@@ -74,7 +74,7 @@ struct ServeCommand: ParsableCommand {
         if let workers { configuration.workers = workers }
         let engine: ServeEngine
         do {
-            engine = try ServeEngine(feed: feed, configuration: configuration)
+            engine = try ServeEngine(feed: feed, configuration: configuration, logger: logger)
         } catch {
             Console.error("serve: cannot use the cache folder \(Console.safe(cache)): \(Console.describe(error))")
             throw ExitCode(1)

@@ -1,6 +1,8 @@
+import EngineSupport
 import Feed
 @testable import FeedServer
 import Foundation
+import Logging
 import Media
 import TestSupport
 import Testing
@@ -221,6 +223,32 @@ import Transcoding
         #expect(try await server.get("/healthz").text == "ok\n")
     }
 
+    /// At debug level the engine logs each job's end: what it made, how long it queued and ran, and whether a
+    /// request or prefetch wanted it. At info level it logs none.
+    @Test func eachJobIsLoggedAtDebugLevel() async throws {
+        let root = try ServeFeeds.folder([Self.files[0]])
+        for level in [Logger.Level.debug, .info] {
+            let lines = Locked<[String]>([])
+            var logger = Logger(label: "videofeed.serve.test") { _ in CapturingLogHandler(lines: lines) }
+            logger.logLevel = level
+            let engine = try ServeEngine(feed: Feed(loader: ServeFeeds.loader(root)),
+                                         configuration: .init(cache: try TestFixtures.temporaryFolder("serve-log")),
+                                         logger: logger)
+            defer { engine.shutdown() }
+            let entry = try #require(try await engine.catalog.entry(at: 0))
+            _ = try await engine.manifest(for: entry)
+            let jobs = lines.get().filter { $0.hasPrefix("job ") }
+            if level == .debug {
+                #expect(jobs.count == 1)
+                let line = try #require(jobs.first)
+                #expect(line.hasPrefix("job \(entry.folder) manifest made: queued "))
+                #expect(line.contains("s ran ") && line.hasSuffix("s request"))
+            } else {
+                #expect(jobs.isEmpty)
+            }
+        }
+    }
+
     /// The engine keeps a source path and a manifest per current item version only: a replaced source's old version
     /// is forgotten, so the maps do not grow by one entry per upload.
     @Test func aRetiredVersionsManifestAndSourceAreForgotten() async throws {
@@ -340,5 +368,20 @@ import Transcoding
                                 encoding: .utf8)
         let listing = try await server.get("/api/feed")
         #expect(!listing.text.contains(secret.trimmingCharacters(in: .whitespacesAndNewlines)))
+    }
+}
+
+/// A log handler that keeps each message (for tests of what is logged).
+struct CapturingLogHandler: LogHandler {
+    let lines: Locked<[String]>
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        lines.withLock { $0.append(event.message.description) }
     }
 }

@@ -124,6 +124,28 @@ import Testing
                                            JobKey(folder: "c", artifact: .manifest)])
     }
 
+    /// Requests run in the order they were asked for, not the order their jobs were first wanted: a neighbour's
+    /// manifest queued ahead by prefetch and asked for later does not pass a request made before it.
+    @Test func requestsRunInTheOrderTheyWereAskedFor() async throws {
+        let recorder = Recorder(blocks: true)
+        let pool = WorkPool(workers: 1, perform: recorder.perform)
+        defer { pool.shutdown() }
+        // GIVEN the one worker busy and a job a viewer wants ahead
+        async let busy: Void = pool.wait(key("busy"))
+        try await eventually { recorder.started.get() == [key("busy")] }
+        pool.want(viewer: 1, [key("ahead"): 10])
+        try await eventually { pool.queueDepth == 1 }
+        // WHEN another job is asked for, and then the one wanted ahead
+        async let first: Void = pool.wait(key("first"))
+        try await eventually { pool.queueDepth == 2 }
+        async let second: Void = pool.wait(key("ahead"))
+        try await Task.sleep(for: .milliseconds(50))
+        for _ in 0..<3 { recorder.gate.signal() }
+        _ = try await (busy, first, second)
+        // THEN the one asked for first runs first
+        #expect(recorder.started.get() == [key("busy"), key("first"), key("ahead")])
+    }
+
     /// One wide job at a time (every rendition encoded at once): a manifest or a full run, asked for or wanted
     /// ahead, waits for the one running while the free worker takes the next job that is not wide, even one that
     /// came later.
