@@ -179,7 +179,20 @@ def main():
     parser.add_argument("--rendition", default="720x1280", help="the batch items' rendition (default 720x1280)")
     options = parser.parse_args()
     if options.batch_item:
-        return probe_batch(options)
+        for item in options.batch_item:
+            needed = [os.path.join(item, "master.m3u8")] + [os.path.join(item, options.rendition, name)
+                                                            for name in ("init.mp4", "seg-0.m4s")]
+            missing = [path for path in needed if not os.path.isfile(path)]
+            if missing:
+                print(f"rvfc-probe: {item} is not a batch item folder with rendition {options.rendition}: "
+                      f"no {', '.join(missing)} (videofeed transcode SOURCE --out DIR writes DIR/<public_id>/...)",
+                      file=sys.stderr)
+                return 2
+        try:
+            return probe_batch(options)
+        except ValueError as error:
+            print(f"rvfc-probe: {error}", file=sys.stderr)
+            return 2
     if not shutil.which("ffmpeg"):
         print("rvfc-probe: the ffmpeg CLI is missing (make deps)", file=sys.stderr)
         return 2
