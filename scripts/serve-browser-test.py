@@ -40,6 +40,9 @@ Checks (one line each, PASS or FAIL with the detail):
   jump       #i=N to an item not listed yet (pages of 3): when the page asks for its listing page, only the current
              card holds a <video> and a poster (the old neighbours let go, so the request does not wait behind
              theirs for one of the browser's six connections); then N plays and its neighbours are attached again
+  abandon    with every card but the first listed pending and the one-card requests held unanswered (as a cold
+             server holds them while it makes manifests), a jump far away aborts the requests of the cards let go
+             (items 1 and 2), not the current card's
   overlay    `d` shows the debug overlay with the engine's window from the WebSocket (states of current ± 2) and
              the last swipe's first-frame time; `d` again hides it
 
@@ -52,6 +55,7 @@ Playwright's own browser downloads are not used. Exit status: 0 all passed, 1 so
 import argparse
 import json
 import os
+import re
 import sys
 import time
 import urllib.parse
@@ -89,12 +93,17 @@ window.__test.frames = 0;
 const pageFrame = window.requestAnimationFrame.bind(window);
 window.requestAnimationFrame = cb => { window.__test.frames++; return pageFrame(cb); };
 // Every listing request, with how many cards held a <video> or a poster when it was sent.
+// Listing requests the page aborted (through their AbortSignal), by URL.
 window.__test.listings = [];
+window.__test.aborted = [];
 const pageFetch = window.fetch;
 window.fetch = function (input, init) {
   const url = String((input && input.url) || input);
-  if (url.includes('/api/feed')) window.__test.listings.push({ url, videos: document.querySelectorAll('video').length,
-    posters: document.querySelectorAll('img.poster[src]').length });
+  if (url.includes('/api/feed')) {
+    window.__test.listings.push({ url, videos: document.querySelectorAll('video').length,
+      posters: document.querySelectorAll('img.poster[src]').length });
+    if (init && init.signal) init.signal.addEventListener('abort', () => window.__test.aborted.push(url));
+  }
   return pageFetch.apply(this, arguments);
 };
 """
@@ -147,10 +156,13 @@ class Run:
         self.results = []
 
     # --- helpers ---
-    def page(self, hash_="", touch=False):
+    def page(self, hash_="", touch=False, before=None):
+        """A new page at `hash_` (after `before(page)`, e.g. routes, when given), its page's `ready`."""
         ctx = self.browser.new_context(viewport=VIEWPORT, has_touch=touch)
         ctx.add_init_script(INIT_SCRIPT)
         page = ctx.new_page()
+        if before:
+            before(page)
         page.set_default_timeout(self.args.timeout * 1000)
         page.errors = []
         page.on("pageerror", lambda e: page.errors.append(str(e)))
@@ -560,6 +572,50 @@ class Run:
         return (f"#i={target}: listing page asked for with {first['videos']} <video> and {first['posters']} poster "
                 "held; the item plays, its neighbours attached again")
 
+    def abandon(self):
+        """A card the page lets go takes its fill (the one-card listing request that makes its manifest) with it;
+        the current card's fill stays. The server is made slow here: every card but the first is listed pending,
+        and the one-card requests are held unanswered, as a cold server holds them while it makes manifests."""
+        n = len(self.items)
+        if n < 8:
+            raise CheckFailed(f"needs a feed of at least 8 items, this one has {n}")
+        held = []
+
+        def listing(route):
+            query = urllib.parse.parse_qs(urllib.parse.urlsplit(route.request.url).query)
+            if query.get("limit") == ["1"] and "pending" not in query:
+                held.append(route.request.url)      # never answered: the page must let it go
+                return
+            response = route.fetch()
+            page_json = response.json()
+            for card in page_json.get("resources", []):
+                if card.get("index", 0) != 0:
+                    card["pending"] = True
+                    card.pop("renditions", None)
+            route.fulfill(response=response, json=page_json)
+
+        listings = re.compile(r"/api/feed\?")
+        page = self.page(before=lambda p: p.route(listings, listing))
+        # The neighbours of item 0 ask for their cards whole.
+        page.wait_for_function("window.__test.listings.filter(x => /limit=1&cursor=[12]$/.test(x.url)).length >= 2",
+                               timeout=15000)
+        target = n - 1
+        page.evaluate(f"location.hash = '#i={target}'")
+        self.wait_index(page, target, f"#i={target}")
+        try:
+            page.wait_for_function("window.__test.aborted.filter(u => /limit=1&cursor=[12]$/.test(u)).length >= 2",
+                                   timeout=10000)
+        except Exception:
+            raise CheckFailed(f"the fills of items 1 and 2 were not aborted after #i={target}: aborted "
+                              f"{page.evaluate('window.__test.aborted')}, held {held}")
+        aborted = page.evaluate("window.__test.aborted")
+        if any(u.endswith(f"cursor={target}") for u in aborted):
+            raise CheckFailed(f"the current card's fill (item {target}) was aborted: {aborted}")
+        page.unroute(listings)
+        self.close(page)
+        short = sorted({u.rsplit("?", 1)[1] for u in aborted})
+        return f"after #i={target} the page aborted {', '.join(short)}; the current card's fill stayed"
+
     def overlay(self):
         page = self.page()
         page.keyboard.press("ArrowDown")
@@ -616,6 +672,7 @@ class Run:
         self.check("start", self.start)
         self.check("held", self.held)
         self.check("jump", self.jump)
+        self.check("abandon", self.abandon)
         self.check("overlay", self.overlay)
         if self.args.screenshot:
             self.screenshot(self.args.screenshot)
