@@ -148,7 +148,8 @@ public final class ServeEngine: Sendable {
         case .cancelled:
             logger.debug("job \(report.key) cancelled: queued \(queued)s \(who)")
         case .failed(let error):
-            logger.debug("job \(report.key) failed: queued \(queued)s \(who): \(Redaction.redacted(String(describing: error)))")
+            let why = Redaction.redacted(String(describing: error))
+            logger.debug("job \(report.key) failed: queued \(queued)s \(who): \(why)")
         }
     }
 

@@ -26,8 +26,8 @@ public enum Artifact: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The order requests run in when several wait (lower first, then the order they came): posters — what the
-    /// viewer sees first, and the cheapest job (a tenth of a second against half a second to a second for a
+    /// The order requests run in when several wait (lower first, then the order they were asked for): posters —
+    /// what the viewer sees first, and the cheapest job (a tenth of a second against half a second to a second for a
     /// manifest or a first segment) — before everything else. With 20 viewers arriving together, a poster queued
     /// behind other viewers' first segments waited 5–7 s. (Manifests before segments too was tried: the first
     /// segments then waited behind every new item's manifest, and more requests took over 5 s.)
@@ -89,9 +89,9 @@ public struct JobKey: Hashable, Sendable, CustomStringConvertible {
 ///
 /// Among requests, those for an item a viewer has on screen (``focus(viewer:on:)``) run first — on a cold jump the
 /// page asks for the target and its neighbours at once, and the viewer waits for the target — then the others.
-/// Within each group posters run first (``Artifact/requestRank``), then the rest, each in the order it came. A
-/// request for another item is passed over by at most ``focusBurst`` focused ones in a row, so a stream of
-/// on-screen work cannot starve it.
+/// Within each group posters run first (``Artifact/requestRank``), then the rest, each in the order it was asked for
+/// (a job a viewer's prefetch queued earlier takes its place when a request asks for it). A request for another item
+/// is passed over by at most ``focusBurst`` focused ones in a row, so a stream of on-screen work cannot starve it.
 ///
 /// At most ``wideWorkers`` wide jobs (``Artifact/isWide``: every rendition encoded at once) run together; the
 /// others wait for a slot while the free workers take other jobs, and while a request waits for one, they take no
@@ -369,8 +369,9 @@ public final class WorkPool: Sendable {
 
     /// The most urgent queued job a worker may take now, marked running: a request for an on-screen item, else the
     /// first other request (or it, once ``focusBurst`` on-screen requests passed it), else the prefetch job of the
-    /// highest priority while the prefetch share has room. Among requests, posters run first (``Artifact/requestRank``),
-    /// then the rest, each in the order it came. A wide job is passed over while ``wideWorkers`` run.
+    /// highest priority while the prefetch share has room. Among requests, posters run first
+    /// (``Artifact/requestRank``), then the rest, each in the order it was asked for. A wide job is passed over while
+    /// ``wideWorkers`` run.
     private func next(in s: inout State) -> Job? {
         var onScreen: Job? = nil, request: Job? = nil, prefetch: Job? = nil
         let wideFull = s.runningWide >= wideWorkers
