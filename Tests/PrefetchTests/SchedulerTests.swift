@@ -122,6 +122,10 @@ import EngineSupport
             }
             #expect(frame?.number == number)
         }
+        // The last frame taken queued a top-up of 5's buffer: let it land before moving, so the move starts from
+        // one state (with the top-up still decoding, the frame it reserved was evicted or took 7's or 8's room).
+        #expect(s.waitUntilIdle(timeout: 10))
+        #expect(s.snapshot(5)?.bufferedFrames == 1)
 
         // Move one forward: 7 (distance 1) now outranks 4 (distance 2), whose first frame is evicted.
         evicted.withLock { $0 = [] }
