@@ -13,25 +13,16 @@ final class EncoderLane {
     private let queue: HandoffQueue<Work>
     private let failure = Locked<(any Error)?>(nil)
     private let abandoned = Locked(false)
-    private let ended = NSCondition()
-    /// Guarded by `ended`.
-    private var running = true
+    private let stopped = Stop()
     private var joined = false
 
     /// Starts the lane's thread, named `name` for debuggers and `top -H`.
     init(name: String, capacity: Int = 4) {
         queue = HandoffQueue(capacity: capacity)
-        let state = LaneState(queue: queue, failure: failure, abandoned: abandoned, ended: ended) { [unowned self] in
-            self.running = false
-        }
+        let state = LaneState(queue: queue, failure: failure, abandoned: abandoned, stopped: stopped)
         // FFmpeg's messages are kept per thread; an encoder's failure is formatted on the lane, where it happened.
         let thread = Thread {
-            defer {
-                state.ended.lock()
-                state.markEnded()
-                state.ended.broadcast()
-                state.ended.unlock()
-            }
+            defer { state.stopped.mark() }
             while let work = state.queue.take() {
                 if state.abandoned.get() { continue }
                 do {
@@ -77,29 +68,48 @@ final class EncoderLane {
         guard !joined else { return }
         joined = true
         queue.finish()
-        ended.lock()
-        while running { ended.wait() }
-        ended.unlock()
+        stopped.wait()
+    }
+
+    /// The end of the lane's thread, which `join` and `abandon` wait for.
+    ///
+    /// `@unchecked Sendable` because `running` is only touched while holding `condition`.
+    private final class Stop: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var running = true
+
+        /// Called last on the lane's thread.
+        func mark() {
+            condition.lock()
+            running = false
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        /// Returns once ``mark()`` was called.
+        func wait() {
+            condition.lock()
+            while running { condition.wait() }
+            condition.unlock()
+        }
     }
 
     /// A piece of work in transit to the lane.
     ///
     /// `@unchecked Sendable` because what it captures (an output, a frame or packet) is handed over, not shared: the
     /// pipeline's thread does not touch it again until ``EncoderLane/join()``, and the ``HandoffQueue``'s
-    /// `NSCondition` orders the submission before the lane's run, as `ended` orders the run before `join` returns.
+    /// `NSCondition` orders the submission before the lane's run, as `Stop`'s orders the run before `join` returns.
     private struct Work: @unchecked Sendable {
         let run: () throws -> Void
     }
 
     /// What the lane's thread uses, passed to it rather than reached through `self`.
     ///
-    /// `@unchecked Sendable` because each part is itself safe across threads (the queue and `Locked` values lock
-    /// inside; `markEnded` writes `running`, which is only touched while holding `ended`).
-    private struct LaneState: @unchecked Sendable {
+    /// Each part is itself safe across threads: the queue, the `Locked` values and `Stop` lock inside.
+    private struct LaneState: Sendable {
         let queue: HandoffQueue<Work>
         let failure: Locked<(any Error)?>
         let abandoned: Locked<Bool>
-        let ended: NSCondition
-        let markEnded: () -> Void
+        let stopped: Stop
     }
 }

@@ -653,6 +653,7 @@ private final class Pipeline {
         // Branches: the renditions, then the preview's MP4 and WebP.
         var branches: [String] = []
         let toneMap = toneMapping(first: first)
+        if toneMap != nil { toneMapped = true }
         for r in rungs {
             let rung = plan.renditions[r]
             let size = Size(parsing: rung.name).map { TranscodePlan.fit(display, in: $0) }
@@ -827,7 +828,6 @@ private final class Pipeline {
         if first.pointee.color_primaries == AVCOL_PRI_UNSPECIFIED { input += ":pin=bt2020" }
         if first.pointee.colorspace == AVCOL_SPC_UNSPECIFIED { input += ":min=bt2020nc" }
         if first.pointee.color_range == AVCOL_RANGE_UNSPECIFIED { input += ":rin=tv" }
-        toneMapped = true
         return ToneMap(input: input)
     }
 
