@@ -151,7 +151,11 @@ def probe_batch(options):
                 for name in ("init.mp4", "seg-0.m4s"):
                     with open(os.path.join(item, options.rendition, name), "rb") as f:
                         out.write(f.read())
-            codecs = codecs_of(item, options.rendition)
+            try:
+                codecs = codecs_of(item, options.rendition)
+            except ValueError as error:
+                print(f"rvfc-probe: {error}", file=sys.stderr)
+                return 2
             with open(os.path.join(folder, "index.html"), "w") as f:
                 f.write(PAGE.replace("CODEC", f"'video/mp4; codecs=\"{codecs}\"'"))
             pages.append((os.path.basename(item.rstrip("/")), n))
@@ -188,11 +192,7 @@ def main():
                       f"no {', '.join(missing)} (videofeed transcode SOURCE --out DIR writes DIR/<public_id>/...)",
                       file=sys.stderr)
                 return 2
-        try:
-            return probe_batch(options)
-        except ValueError as error:
-            print(f"rvfc-probe: {error}", file=sys.stderr)
-            return 2
+        return probe_batch(options)
     if not shutil.which("ffmpeg"):
         print("rvfc-probe: the ffmpeg CLI is missing (make deps)", file=sys.stderr)
         return 2

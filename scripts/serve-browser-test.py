@@ -584,7 +584,7 @@ class Run:
         def listing(route):
             query = urllib.parse.parse_qs(urllib.parse.urlsplit(route.request.url).query)
             if query.get("limit") == ["1"] and "pending" not in query:
-                held.append(route.request.url)      # never answered: the page must let it go
+                held.append(route)      # not answered while the check runs: the page must let it go
                 return
             response = route.fetch()
             page_json = response.json()
@@ -596,9 +596,22 @@ class Run:
 
         listings = re.compile(r"/api/feed\?")
         page = self.page(before=lambda p: p.route(listings, listing))
+        try:
+            return self.abandon_on(page, n, held)
+        finally:
+            # Also when the check failed: the held requests are answered (failed), then the page goes.
+            for route in held:
+                try:
+                    route.abort()
+                except Exception:
+                    pass        # the page's abort already ended it
+            page.unroute(listings)
+            page.context.close()
+
+    def abandon_on(self, page, n, held):
         # The neighbours of item 0 ask for their cards whole.
         page.wait_for_function("window.__test.listings.filter(x => /limit=1&cursor=[12]$/.test(x.url)).length >= 2",
-                               timeout=15000)
+                               timeout=self.args.timeout * 1000)
         target = n - 1
         page.evaluate(f"location.hash = '#i={target}'")
         self.wait_index(page, target, f"#i={target}")
@@ -607,12 +620,12 @@ class Run:
                                    timeout=10000)
         except Exception:
             raise CheckFailed(f"the fills of items 1 and 2 were not aborted after #i={target}: aborted "
-                              f"{page.evaluate('window.__test.aborted')}, held {held}")
+                              f"{page.evaluate('window.__test.aborted')}, held {[r.request.url for r in held]}")
         aborted = page.evaluate("window.__test.aborted")
         if any(u.endswith(f"cursor={target}") for u in aborted):
             raise CheckFailed(f"the current card's fill (item {target}) was aborted: {aborted}")
-        page.unroute(listings)
-        self.close(page)
+        if page.errors:
+            raise CheckFailed(f"script errors: {page.errors[:3]}")
         short = sorted({u.rsplit("?", 1)[1] for u in aborted})
         return f"after #i={target} the page aborted {', '.join(short)}; the current card's fill stayed"
 

@@ -123,10 +123,12 @@ public final class WorkPool: Sendable {
         public var key: JobKey
         /// How it ended.
         public var outcome: Outcome
-        /// Seconds from the job's first want (a request or a viewer's prefetch) to a worker taking it; for a job
-        /// dropped from the queue, to the drop.
+        /// Seconds it waited for a worker: from when a request asked for it (for a job a request waited for when a
+        /// worker took it), else from its first want (a viewer's prefetch); for a job dropped from the queue, to
+        /// the drop.
         public var queued: Double
-        /// Whether a request waited for it when a worker took it (else it was prefetch); false for a dropped job.
+        /// Whether a request waited for it, queued or while it was made (else it was prefetch only); false for a
+        /// dropped job.
         public var requested: Bool
     }
 
@@ -167,8 +169,12 @@ public final class WorkPool: Sendable {
         let token = CancellationToken()
         var waiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
         var interest: [Int: Int] = [:]
-        /// The pool's counter when the job's first waiter (of those waiting now) came: the order among requests.
+        /// The pool's counter, and the uptime in nanoseconds, when the job last went from no waiter to one: its
+        /// place among requests, and where a request's wait starts.
         var asked: UInt64 = 0
+        var askedAt: UInt64 = 0
+        /// Whether a request waited for it while it was queued or made.
+        var everAsked = false
         var running = false
         /// Uptime in nanoseconds at the job's first want, and when a worker took it.
         let created = DispatchTime.now().uptimeNanoseconds
@@ -181,6 +187,11 @@ public final class WorkPool: Sendable {
 
         /// Seconds from `created` to `end` (uptime nanoseconds).
         func seconds(to end: UInt64) -> Double { Double(end &- created) / 1e9 }
+
+        /// Seconds it waited for a worker that took it at `start`: from the ask when a request waited then.
+        func wait(until start: UInt64, asRequest: Bool) -> Double {
+            asRequest && askedAt != 0 ? Double(start &- askedAt) / 1e9 : seconds(to: start)
+        }
 
         var urgency: Int { waiters.isEmpty ? (interest.values.max() ?? Int.min) : Int.max }
         var wanted: Bool { !waiters.isEmpty || !interest.isEmpty }
@@ -246,18 +257,24 @@ public final class WorkPool: Sendable {
                     if let error = remembered(key, in: s, at: now()) { return .failure(error) }
                     let job = job(for: key, in: &s)
                     // A job first wanted ahead (prefetch) queues among requests from when it was asked for.
-                    if job.waiters.isEmpty { job.asked = id }
+                    if job.waiters.isEmpty {
+                        job.asked = id
+                        job.askedAt = DispatchTime.now().uptimeNanoseconds
+                    }
+                    job.everAsked = true
                     job.waiters[id] = continuation
                     return nil
                 }
                 if let immediate { continuation.resume(with: immediate) } else { wake.signal() }
             }
         } onCancel: {
-            let withdrawn: CheckedContinuation<Void, any Error>? = state.withLock { s in
-                guard let job = s.jobs[key], let continuation = job.waiters.removeValue(forKey: id) else { return nil }
-                drop(job, ifUnwantedIn: &s)
-                return continuation
+            let (withdrawn, dropped) = state.withLock { s -> (CheckedContinuation<Void, any Error>?, Report?) in
+                guard let job = s.jobs[key], let continuation = job.waiters.removeValue(forKey: id) else {
+                    return (nil, nil)
+                }
+                return (continuation, drop(job, ifUnwantedIn: &s))
             }
+            if let dropped { report(dropped) }
             withdrawn?.resume(throwing: Cancelled())
         }
     }
@@ -265,7 +282,7 @@ public final class WorkPool: Sendable {
     /// Replaces what viewer `viewer` wants made ahead, with a priority each (higher runs first). Jobs it no longer
     /// wants, and that nobody else wants, are dropped or cancelled. Remembered failures are not queued again.
     public func want(viewer: Int, _ wants: [JobKey: Int]) {
-        let woke = state.withLock { s -> Bool in
+        let (woke, dropped) = state.withLock { s -> (Bool, [Report]) in
             let time = now()
             let previous = s.interest[viewer] ?? []
             var kept = Set<JobKey>()
@@ -275,14 +292,16 @@ public final class WorkPool: Sendable {
                 job.interest[viewer] = priority
                 kept.insert(key)
             }
+            var dropped: [Report] = []
             for key in previous.subtracting(kept) {
                 guard let job = s.jobs[key] else { continue }
                 job.interest[viewer] = nil
-                drop(job, ifUnwantedIn: &s)
+                if let gone = drop(job, ifUnwantedIn: &s) { dropped.append(gone) }
             }
             s.interest[viewer] = kept.isEmpty ? nil : kept
-            return !kept.isEmpty
+            return (!kept.isEmpty, dropped)
         }
+        for gone in dropped { report(gone) }
         if woke { for _ in 0..<workers { wake.signal() } }
     }
 
@@ -312,6 +331,8 @@ public final class WorkPool: Sendable {
     public var queueDepth: Int { state.withLock { s in s.jobs.values.count(where: { !$0.running }) } }
     /// Jobs being made.
     public var runningCount: Int { state.withLock { $0.running } }
+    /// Requests waiting for `key` (for tests).
+    func waiterCount(_ key: JobKey) -> Int { state.withLock { $0.jobs[key]?.waiters.count ?? 0 } }
     /// Failures held (remembered ones, and ones past their memory not yet dropped).
     var failuresHeld: Int { state.withLock { $0.failures.count } }
 
@@ -356,15 +377,17 @@ public final class WorkPool: Sendable {
         return job
     }
 
-    private func drop(_ job: Job, ifUnwantedIn s: inout State) {
-        guard !job.wanted else { return }
+    /// Cancels `job` if it runs and nobody wants it any more, or removes it from the queue; for a removed job, the
+    /// report the caller sends once the lock is released.
+    private func drop(_ job: Job, ifUnwantedIn s: inout State) -> Report? {
+        guard !job.wanted else { return nil }
         if job.running {
             job.token.cancel()
-        } else {
-            s.jobs[job.key] = nil
-            report(Report(key: job.key, outcome: .cancelled,
-                          queued: job.seconds(to: DispatchTime.now().uptimeNanoseconds), requested: false))
+            return nil
         }
+        s.jobs[job.key] = nil
+        return Report(key: job.key, outcome: .cancelled,
+                      queued: job.seconds(to: DispatchTime.now().uptimeNanoseconds), requested: false)
     }
 
     /// The most urgent queued job a worker may take now, marked running: a request for an on-screen item, else the
@@ -467,7 +490,8 @@ public final class WorkPool: Sendable {
                 job.waiters = [:]
                 return all
             }
-            report(Report(key: job.key, outcome: outcome, queued: job.seconds(to: started), requested: !prefetch))
+            report(Report(key: job.key, outcome: outcome, queued: job.wait(until: started, asRequest: !prefetch),
+                          requested: job.everAsked))
             for waiter in waiters {
                 switch outcome {
                 case .made: waiter.resume()

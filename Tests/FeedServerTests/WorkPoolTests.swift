@@ -139,7 +139,7 @@ import Testing
         async let first: Void = pool.wait(key("first"))
         try await eventually { pool.queueDepth == 2 }
         async let second: Void = pool.wait(key("ahead"))
-        try await Task.sleep(for: .milliseconds(50))
+        try await eventually { pool.waiterCount(key("ahead")) == 1 }
         for _ in 0..<3 { recorder.gate.signal() }
         _ = try await (busy, first, second)
         // THEN the one asked for first runs first
