@@ -170,11 +170,10 @@ public final class WorkPool: Sendable {
         var waiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
         var interest: [Int: Int] = [:]
         /// The pool's counter, and the uptime in nanoseconds, when the job last went from no waiter to one: its
-        /// place among requests, and where a request's wait starts.
+        /// place among requests, and where a request's wait starts. 0 while no request ever waited for it (waiter ids
+        /// start at 1).
         var asked: UInt64 = 0
         var askedAt: UInt64 = 0
-        /// Whether a request waited for it while it was queued or made.
-        var everAsked = false
         var running = false
         /// Uptime in nanoseconds at the job's first want, and when a worker took it.
         let created = DispatchTime.now().uptimeNanoseconds
@@ -190,7 +189,7 @@ public final class WorkPool: Sendable {
 
         /// Seconds it waited for a worker that took it at `start`: from the ask when a request waited then.
         func wait(until start: UInt64, asRequest: Bool) -> Double {
-            asRequest && askedAt != 0 ? Double(start &- askedAt) / 1e9 : seconds(to: start)
+            asRequest && asked != 0 ? Double(start &- askedAt) / 1e9 : seconds(to: start)
         }
 
         var urgency: Int { waiters.isEmpty ? (interest.values.max() ?? Int.min) : Int.max }
@@ -261,7 +260,6 @@ public final class WorkPool: Sendable {
                         job.asked = id
                         job.askedAt = DispatchTime.now().uptimeNanoseconds
                     }
-                    job.everAsked = true
                     job.waiters[id] = continuation
                     return nil
                 }
@@ -491,7 +489,7 @@ public final class WorkPool: Sendable {
                 return all
             }
             report(Report(key: job.key, outcome: outcome, queued: job.wait(until: started, asRequest: !prefetch),
-                          requested: job.everAsked))
+                          requested: job.asked != 0))
             for waiter in waiters {
                 switch outcome {
                 case .made: waiter.resume()
