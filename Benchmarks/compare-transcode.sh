@@ -284,7 +284,8 @@ if want 3; then
   sargs=$(ffargs 720 1280 "$clip")
   declare -A scmd
   for k in 0 2; do
-    scmd[ours-$k]="$vf transcode segment $qc --index $k --ladder 720x1280 --out $(q "$work/seg/ours-$k")"
+    # --first-segment 2: every segment 2 s (the default first one is 1 s), so segment k is ffmpeg's [2k, 2k + 2).
+    scmd[ours-$k]="$vf transcode segment $qc --index $k --ladder 720x1280 --first-segment 2 --out $(q "$work/seg/ours-$k")"
     ss=""; [ "$k" = 0 ] || ss="-ss $((k * 2)) "
     scmd[ffmpeg-$k]="ffmpeg -nostdin -v error -y ${ss}-t 2 -i $qc $sargs $(q "$work/seg/ffmpeg-$k.mp4")"
   done

@@ -106,6 +106,19 @@ final class StreamDecoder {
         throw MediaError.ffmpeg(result, operation: "decode", item: file.item, interrupt: file.interrupt)
     }
 
+    /// Whether the packets sent from now on may go undecoded when no other picture refers to theirs
+    /// (`skip_frame = AVDISCARD_NONREF`: H.264's `nal_ref_idc` 0, MPEG-2's B-pictures; decoders without such
+    /// pictures decode everything). The pictures that are decoded come out the same: nothing refers to the skipped
+    /// ones. Taken per packet, with frame threads too (each packet's submission copies the setting).
+    var skipsNonReference = false {
+        didSet {
+            if skipsNonReference != oldValue { context.pointee.skip_frame = skipsNonReference ? AVDISCARD_NONREF : AVDISCARD_DEFAULT }
+        }
+    }
+
+    /// The stream's codec.
+    var codecID: AVCodecID { context.pointee.codec_id }
+
     /// Forgets buffered input after a seek.
     func flush() { avcodec_flush_buffers(context) }
 

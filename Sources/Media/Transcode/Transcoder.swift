@@ -192,6 +192,7 @@ public final class Transcoder {
             used = true
             let pipeline = try Pipeline(transcoder: self, rungs: rungs, window: window, batch: batch)
             pipeline.fromStart = fromStart
+            defer { framesDecoded += pipeline.video.framesDecoded }
             do {
                 return (pipeline, try pipeline.runSegments())
             } catch is Pipeline.LandedPastWindow {
@@ -208,6 +209,11 @@ public final class Transcoder {
 
     /// Whether the file was read already (the next operation starts over from the beginning).
     private var used = false
+    /// Whether a window's preroll skips the pictures nothing refers to (`Pipeline.skipsPreroll`); off only in
+    /// tests, which compare the bytes made both ways.
+    var skipsPreroll = true
+    /// Video frames decoded by the operations so far (skipped pictures are not decoded).
+    private(set) var framesDecoded = 0
     /// A still's one picture once decoded: image demuxers cannot always seek back to it.
     var stillPicture: Frame? = nil
     /// The item's first picture as shown (its size with its sample aspect ratio and orientation), learnt by the
@@ -412,6 +418,7 @@ private final class Pipeline {
             if read == .endOfFile { break }
             let index = Int(packet.raw.pointee.stream_index)
             if index == video.streamIndex, !videoDone {
+                if skipsPreroll { video.skipsNonReference = isPreroll(packet.raw) }
                 try decode(video, packet.raw)
             } else if let audio, index == audio.streamIndex, !audioDone {
                 try decode(audio, packet.raw)
@@ -422,6 +429,32 @@ private final class Pipeline {
         if let audio, !audioDone { try decode(audio, nil) }
         try finishVideo()
         try finishAudio()
+    }
+
+    /// Whether the window's preroll may skip pictures nothing refers to: a window after the item's start, an H.264
+    /// stream from MP4/MOV. The seek lands on the keyframe before the window, up to a GOP earlier (8.3 s for x264's
+    /// defaults at 30 fps), and every picture from there is decoded only for the window's pictures to refer to;
+    /// one that nothing refers to (a B-picture of x264's, 40 % of a typical stream's) would be decoded and dropped.
+    /// MP4/MOV gives every packet a presentation time, so a picture's place is known before it is decoded, and no
+    /// picture in the window needs the frame-count fallback for a missing timestamp (which skipped pictures would
+    /// shift). Other containers and codecs decode every picture, as before.
+    private lazy var skipsPreroll: Bool = {
+        guard transcoder.skipsPreroll, let window, window.start > 0, !firstFrameOnly, !plan.isStill,
+              video.codecID == AV_CODEC_ID_H264,
+              let name = file.context.pointee.iformat?.pointee.name else { return false }
+        return String(cString: name).hasPrefix("mov,")
+    }()
+
+    /// Whether `packet` is a video picture before the window (by a margin of 50 ms: the frame's own timestamp is the
+    /// packet's, compared with the window's start by `videoFrameReady`, which drops it) and not a keyframe.
+    private func isPreroll(_ packet: UnsafeMutablePointer<AVPacket>) -> Bool {
+        guard let window, packet.pointee.pts != vf_nopts_value(), packet.pointee.flags & AV_PKT_FLAG_KEY == 0 else {
+            return false
+        }
+        let shifted = packet.pointee.pts.subtractingReportingOverflow(videoOrigin)
+        guard !shifted.overflow else { return false }
+        let tb = video.timeBase
+        return Double(shifted.partialValue) * Double(tb.num) / Double(max(tb.den, 1)) < window.start - 0.05
     }
 
     private func decode(_ decoder: StreamDecoder, _ packet: UnsafeMutablePointer<AVPacket>?) throws {
