@@ -445,10 +445,17 @@ private final class Pipeline {
         return String(cString: name).hasPrefix("mov,")
     }()
 
+    /// Whether the decoded frames' presentation times have risen so far, each the frame's own packet's (see
+    /// `videoFrameReady`), and the last of them.
+    private var prerollTimesRise = true
+    private var lastPrerollPTS: Int64? = nil
+
     /// Whether `packet` is a video picture before the window (by a margin of 50 ms: the frame's own timestamp is the
-    /// packet's, compared with the window's start by `videoFrameReady`, which drops it) and not a keyframe.
+    /// packet's, compared with the window's start by `videoFrameReady`, which drops it) and not a keyframe, while
+    /// the frames' times rise.
     private func isPreroll(_ packet: UnsafeMutablePointer<AVPacket>) -> Bool {
-        guard let window, packet.pointee.pts != vf_nopts_value(), packet.pointee.flags & AV_PKT_FLAG_KEY == 0 else {
+        guard prerollTimesRise, let window, packet.pointee.pts != vf_nopts_value(),
+              packet.pointee.flags & AV_PKT_FLAG_KEY == 0 else {
             return false
         }
         let shifted = packet.pointee.pts.subtractingReportingOverflow(videoOrigin)
@@ -485,6 +492,16 @@ private final class Pipeline {
         let raw = frame.raw
         let ts = raw.pointee.best_effort_timestamp != vf_nopts_value() ? raw.pointee.best_effort_timestamp
             : raw.pointee.pts
+        if skipsPreroll, prerollTimesRise {
+            // FFmpeg times a frame by its packet's pts only while the pts it has seen keep rising; after a repeat
+            // or a step back it may take the decode time, and the skipped pictures, missing from that count,
+            // could change which. Skipping stops at the first sign of it.
+            let pts = raw.pointee.pts
+            if pts == vf_nopts_value() || ts != pts || (lastPrerollPTS.map { pts <= $0 } ?? false) {
+                prerollTimesRise = false
+            }
+            lastPrerollPTS = pts
+        }
         let tb = video.timeBase
         // Hostile timestamps must not trap: an overflowing difference counts as no timestamp.
         let shifted = ts.subtractingReportingOverflow(videoOrigin)
