@@ -112,7 +112,8 @@ final class StreamDecoder {
     /// ones. Taken per packet, with frame threads too (each packet's submission copies the setting).
     var skipsNonReference = false {
         didSet {
-            if skipsNonReference != oldValue { context.pointee.skip_frame = skipsNonReference ? AVDISCARD_NONREF : AVDISCARD_DEFAULT }
+            guard skipsNonReference != oldValue else { return }
+            context.pointee.skip_frame = skipsNonReference ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
         }
     }
 
