@@ -17,7 +17,9 @@ Each viewer is a thread with its own seeded RNG (seed, viewer number). It
     `pending=1` (answered at once; a card whose manifest is not made yet is listed pending), then
     `limit=1&cursor=I` for a pending card it is about to watch (its whole card, made for it);
   - swipes: mostly next, sometimes back, sometimes a jump of several items; dwells 0.3-3 s on each item;
-  - sends `at` on each swipe and about once a second while dwelling (playhead = time on the item, looping);
+  - sends `at` on each swipe and about once a second while dwelling (playhead = time on the item, looping); as the
+    page does, a swipe's `at` goes out before the new item's pending card is asked for whole (the page makes the card
+    current, tells the server, then fills it), so the server knows which item the viewer waits for;
   - fetches what a player would: the poster, the rendition's init and seg-0 at once, the next segment as the
     playhead nears it (seg-k when the playhead reaches (k - 0.5) segment durations); about 1 in 8 media requests
     is a Range request (checked against the same bytes of DIR's file); on a revisit about half of the init and
@@ -276,6 +278,8 @@ class Viewer(threading.Thread):
         self.ws = None
         self.pending_at = []       # send times of `at` messages that changed item (FIFO)
         self.pending_lock = threading.Lock()
+        self.previous = None       # the item of the last `at`
+        self.announced = None      # an item whose `at` went out before its card was asked for whole
         weights = [w for w, _, _ in RENDITION_CHOICES]
         _, self.rendition_name, self.box = self.rng.choices(RENDITION_CHOICES, weights=weights)[0]
         self.stop_reading = False
@@ -453,6 +457,7 @@ class Viewer(threading.Thread):
             if index in self.cards:
                 card = self.cards[index]
                 if card.get("pending"):
+                    self.arrive(index)
                     card = self.fill(index) or card
                 return index, card
             if self.next_cursor is None or not self.load_page():
@@ -463,6 +468,15 @@ class Viewer(threading.Thread):
                 index %= n
                 if self.total is None:
                     self.total = n
+
+    def arrive(self, index):
+        """Tells the server the viewer is at `index` (`at`, playhead 0), timing the swipe answer when it moved."""
+        if index != self.previous:
+            with self.pending_lock:
+                self.pending_at.append(time.monotonic())
+        self.ws_send({"type": "at", "index": index, "time": 0.0})
+        self.previous = index
+        self.announced = index
 
     # WebSocket --------------------------------------------------------------------------------------------------------
     def ws_send(self, message):
@@ -526,16 +540,13 @@ class Viewer(threading.Thread):
                       "height": self.box[1]})
         index, card = self.card(self.rng.randrange(0, 3))
         visited = set()
-        previous = None
         while card is not None and time.monotonic() < self.deadline:
             revisit = index in visited
             visited.add(index)
             arrived = time.monotonic()
-            if index != previous:
-                with self.pending_lock:
-                    self.pending_at.append(time.monotonic())
-            self.ws_send({"type": "at", "index": index, "time": 0.0})
-            previous = index
+            if self.announced != index:
+                self.arrive(index)
+            self.announced = None
             dwell = self.rng.uniform(0.3, 3.0)
             rendition = choose_rendition(card, self.rendition_name, self.box)
             if card.get("poster"):
