@@ -95,13 +95,15 @@ public struct JobKey: Hashable, Sendable, CustomStringConvertible {
 ///
 /// At most ``wideWorkers`` wide jobs (``Artifact/isWide``: every rendition encoded at once) run together; the
 /// others wait for a slot while the free workers take other jobs, and while a request waits for one, they take no
-/// prefetch work (that job then has the CPU they leave). Two wide jobs side by side on two cores take as long as one
-/// after the other, and hold twice the memory: with 20 viewers arriving together at an empty cache, the server's peak
-/// resident memory went from about 430 to 510–550 MiB when every manifest job made every rendition's first segment
-/// and two ran at once. (A manifest taken while the slot is busy could make only the inits, from the first frames,
-/// as manifests did before: tried, and dropped. Its three encoders hold about as much memory, the peak stayed near
-/// 500 MiB, and its item's first segments then cost a decode each: 20–30 swipes in 1,300 found theirs not made,
-/// against none.)
+/// prefetch work (that job then has the CPU they leave). While a request for an on-screen item waits for the slot,
+/// they take no request asked after it either (posters aside), for up to ``holdLimit`` seconds each: on a cold start
+/// the manifests run one at a time, and the cards asked for first would otherwise wait while segments asked for later
+/// took half the CPU. Two wide jobs side by side on two cores take as long as one after the other, and hold twice the
+/// memory: with 20 viewers arriving together at an empty cache, the server's peak resident memory went from about 430
+/// to 510–550 MiB when every manifest job made every rendition's first segment and two ran at once. (A manifest taken
+/// while the slot is busy could make only the inits, from the first frames, as manifests did before: tried, and
+/// dropped. Its three encoders hold about as much memory, the peak stayed near 500 MiB, and its item's first segments
+/// then cost a decode each: 20–30 swipes in 1,300 found theirs not made, against none.)
 ///
 /// A failed job's error is remembered for ``failureMemory`` seconds and given to whoever asks again in that time, so a
 /// broken item is not decoded again on every swipe. After that it is forgotten (a failure may be passing: a job's
@@ -155,6 +157,8 @@ public final class WorkPool: Sendable {
     public let focusBurst: Int
     /// The most wide jobs (``Artifact/isWide``) that run at once.
     public let wideWorkers: Int
+    /// Seconds at most that a request waits behind an older on-screen request for the wide slot.
+    public let holdLimit: Double
 
     private let now: @Sendable () -> Double
 
@@ -210,13 +214,15 @@ public final class WorkPool: Sendable {
         var focused: [String: Int] = [:]
         /// Requests for on-screen items run in a row while a request for another item was queued.
         var passedOver = 0
+        /// Uptime in nanoseconds when the first request held back by a waiting wide request is let go (nil: none held).
+        var holdEnds: UInt64? = nil
     }
 
     /// A pool of `workers` threads running `perform` (which makes a job's artifact and stores it, throwing on
     /// failure or cancellation) and telling `report` how each ended. `now` is the clock failures are remembered by,
     /// in seconds (the wall clock unless a test says otherwise).
     public init(workers: Int, prefetchWorkers: Int? = nil, wideWorkers: Int = 1, failureMemory: Double = 30,
-                niceness: Int32 = 10, focusBurst: Int = 3,
+                niceness: Int32 = 10, focusBurst: Int = 3, holdLimit: Double = 1.5,
                 now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
                 perform: @escaping @Sendable (JobKey, CancellationToken) throws -> Void,
                 report: @escaping @Sendable (Report) -> Void = { _ in }) {
@@ -226,6 +232,7 @@ public final class WorkPool: Sendable {
         self.failureMemory = failureMemory
         self.niceness = niceness
         self.focusBurst = max(1, focusBurst)
+        self.holdLimit = max(0, holdLimit)
         self.now = now
         self.perform = perform
         self.report = report
@@ -401,6 +408,14 @@ public final class WorkPool: Sendable {
         func waitsForSlot(_ job: Job) -> Bool { wideFull && job.key.artifact.isWide }
         let wideWaits = s.jobs.values.contains { !$0.running && !$0.waiters.isEmpty && waitsForSlot($0) }
         let prefetchFull = s.runningPrefetch >= prefetchWorkers || wideWaits
+        // The oldest request for an on-screen item that waits for the wide slot: requests asked after it wait too
+        // (posters aside; each for `holdLimit` at most), so that the wide job it waits behind has the CPU they would
+        // take.
+        let now = DispatchTime.now().uptimeNanoseconds
+        s.holdEnds = nil
+        let wideAsked = s.jobs.values.filter {
+            !$0.running && !$0.waiters.isEmpty && waitsForSlot($0) && s.focused[$0.key.folder] != nil
+        }.map(\.asked).min()
         // On-screen items whose first look (manifest, poster, init, first segment) is still queued or being made.
         var unready: Set<String> = []
         for job in s.jobs.values where job.key.artifact.isFirstLook && s.focused[job.key.folder] != nil {
@@ -408,6 +423,13 @@ public final class WorkPool: Sendable {
         }
         for job in s.jobs.values where !job.running && !waitsForSlot(job) {
             if !job.waiters.isEmpty {
+                if let wideAsked, job.asked > wideAsked, job.key.artifact.requestRank > 0 {
+                    let ends = job.askedAt &+ holdNanoseconds
+                    if ends > now {
+                        s.holdEnds = min(s.holdEnds ?? .max, ends)
+                        continue
+                    }
+                }
                 if s.focused[job.key.folder] != nil {
                     if onScreen.map({ Self.before(job, $0) }) ?? true { onScreen = job }
                 } else if request.map({ Self.before(job, $0) }) ?? true {
@@ -457,16 +479,20 @@ public final class WorkPool: Sendable {
         }
     }
 
+    /// ``holdLimit`` in nanoseconds.
+    private var holdNanoseconds: UInt64 { UInt64(holdLimit * 1e9) }
+
     private func workerLoop() {
         while true {
-            let picked: (Job, Bool)? = state.withLock { s in
-                if s.stopped { return nil }
-                guard let job = next(in: &s) else { return nil }
-                return (job, job.waiters.isEmpty)
+            let (picked, holdEnds) = state.withLock { s -> ((Job, Bool)?, UInt64?) in
+                if s.stopped { return (nil, nil) }
+                guard let job = next(in: &s) else { return (nil, s.holdEnds) }
+                return ((job, job.waiters.isEmpty), nil)
             }
             guard let (job, prefetch) = picked else {
                 if state.withLock({ $0.stopped }) { return }
-                wake.wait()
+                // A request held back is let go at its time even if nothing else happens by then.
+                if let holdEnds { _ = wake.wait(timeout: DispatchTime(uptimeNanoseconds: holdEnds)) } else { wake.wait() }
                 continue
             }
             let started = job.started

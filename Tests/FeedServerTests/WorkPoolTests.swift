@@ -218,6 +218,63 @@ import Testing
         #expect((started.firstIndex(of: b) ?? .max) < (started.firstIndex(of: key("p")) ?? .max))
     }
 
+    /// A request for an on-screen item waiting for the wide slot holds back the requests asked after it (posters
+    /// aside): the free worker leaves the CPU to the wide job in front of it, so a card asked for earlier is not
+    /// overtaken by segments asked for later. Requests asked before it still run.
+    @Test func requestsAskedAfterAnOnScreenWideRequestWaitForIt() async throws {
+        let recorder = Recorder(blocks: true)
+        let pool = WorkPool(workers: 2, holdLimit: 60, perform: recorder.perform)
+        defer { pool.shutdown() }
+        let a = JobKey(folder: "a", artifact: .manifest), b = JobKey(folder: "b", artifact: .manifest)
+        let poster = JobKey(folder: "d", artifact: .poster)
+        // GIVEN a manifest being made, a segment asked for before the next manifest, and viewer 1 waiting on screen
+        // for that next manifest
+        async let first: Void = pool.wait(a)
+        try await eventually { recorder.started.get() == [a] }
+        pool.focus(viewer: 1, on: "b")
+        async let second: Void = pool.wait(b)
+        try await eventually { pool.queueDepth == 1 }
+        // WHEN segments are asked for after it
+        async let third: Void = pool.wait(key("c"))
+        try await Task.sleep(for: .milliseconds(100))
+        // THEN the free worker leaves them, but takes a poster
+        #expect(recorder.started.get() == [a])
+        async let fourth: Void = pool.wait(poster)
+        try await eventually { recorder.started.get() == [a, poster] }
+        // AND once the first manifest is made, the waiting one runs first and the segment after it
+        recorder.gate.signal()
+        recorder.gate.signal()
+        try await eventually { recorder.started.get().count == 4 }
+        #expect(Array(recorder.started.get().suffix(2)) == [b, key("c")])
+        recorder.gate.signal()
+        recorder.gate.signal()
+        _ = try await (first, second, third, fourth)
+    }
+
+    /// A request held back behind a waiting wide request is let go after `holdLimit` seconds, whether or not the wide
+    /// job got its slot: a viewer playing an item must not wait for a whole queue of other items' manifests.
+    @Test func aHeldRequestIsLetGoAfterTheHoldLimit() async throws {
+        let recorder = Recorder(blocks: true)
+        let pool = WorkPool(workers: 2, holdLimit: 0.3, perform: recorder.perform)
+        defer { pool.shutdown() }
+        let a = JobKey(folder: "a", artifact: .manifest), b = JobKey(folder: "b", artifact: .manifest)
+        // GIVEN a manifest being made and viewer 1 waiting on screen for the next one
+        async let first: Void = pool.wait(a)
+        try await eventually { recorder.started.get() == [a] }
+        pool.focus(viewer: 1, on: "b")
+        async let second: Void = pool.wait(b)
+        try await eventually { pool.queueDepth == 1 }
+        // WHEN a segment is asked for after it, and nothing else happens
+        let asked = ContinuousClock.now
+        async let third: Void = pool.wait(key("c"))
+        // THEN the free worker takes it once its hold ends, with the manifests where they were
+        try await eventually { recorder.started.get().count == 2 }
+        #expect(ContinuousClock.now - asked >= .milliseconds(250))
+        #expect(recorder.started.get() == [a, key("c")])
+        for _ in 0..<3 { recorder.gate.signal() }
+        _ = try await (first, second, third)
+    }
+
     /// On a miss the viewer waits for its on-screen item's first segment alone: its prefetch of neighbours and of the
     /// item's next segments waits until that is made, while another viewer's prefetch (its own item ready) goes on.
     @Test func aViewersPrefetchWaitsUntilItsOnScreenItemIsMade() async throws {
