@@ -492,7 +492,11 @@ public final class WorkPool: Sendable {
             guard let (job, prefetch) = picked else {
                 if state.withLock({ $0.stopped }) { return }
                 // A request held back is let go at its time even if nothing else happens by then.
-                if let holdEnds { _ = wake.wait(timeout: DispatchTime(uptimeNanoseconds: holdEnds)) } else { wake.wait() }
+                if let holdEnds {
+                    _ = wake.wait(timeout: DispatchTime(uptimeNanoseconds: holdEnds))
+                } else {
+                    wake.wait()
+                }
                 continue
             }
             let started = job.started
