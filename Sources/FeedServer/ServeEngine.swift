@@ -54,6 +54,9 @@ public final class ServeEngine: Sendable {
         public var cacheLimit: Int64 = 2 << 30
         /// Worker threads for all viewers together.
         public var workers: Int = ProcessInfo.processInfo.activeProcessorCount
+        /// Seconds at most that a request waits behind an older request for an on-screen item that waits for the
+        /// wide slot (``WorkPool/holdLimit``; 0: never held).
+        public var holdLimit: Double = 1.5
         /// The transcode settings (the batch's defaults unless changed).
         public var settings = TranscodeSettings()
         /// How sources are opened (the batch's defences against hostile files).
@@ -127,7 +130,7 @@ public final class ServeEngine: Sendable {
         // The pool's perform closure needs the engine; it reaches it through a weak reference filled right after
         // (a strong one would be a cycle: engine → pool → closure → engine, and the engine would never be freed).
         let box = Locked(WeakEngine())
-        pool = WorkPool(workers: configuration.workers, perform: { key, token in
+        pool = WorkPool(workers: configuration.workers, holdLimit: configuration.holdLimit, perform: { key, token in
             guard let engine = box.withLock({ $0.engine }) else { throw WorkPool.Cancelled() }
             try engine.make(key, token: token)
         }, report: { report in

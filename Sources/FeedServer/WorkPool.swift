@@ -214,8 +214,6 @@ public final class WorkPool: Sendable {
         var focused: [String: Int] = [:]
         /// Requests for on-screen items run in a row while a request for another item was queued.
         var passedOver = 0
-        /// Uptime in nanoseconds when the first request held back by a waiting wide request is let go (nil: none held).
-        var holdEnds: UInt64? = nil
     }
 
     /// A pool of `workers` threads running `perform` (which makes a job's artifact and stores it, throwing on
@@ -399,8 +397,9 @@ public final class WorkPool: Sendable {
     /// first other request (or it, once ``focusBurst`` on-screen requests passed it), else the prefetch job of the
     /// highest priority while the prefetch share has room. Among requests, posters run first
     /// (``Artifact/requestRank``), then the rest, each in the order it was asked for. A wide job is passed over while
-    /// ``wideWorkers`` run.
-    private func next(in s: inout State) -> Job? {
+    /// ``wideWorkers`` run. With no job, `holdEnds` is when the first request held back behind a waiting wide request
+    /// is let go (uptime nanoseconds; nil when none is held): the worker waits until then at most.
+    private func next(in s: inout State) -> (job: Job?, holdEnds: UInt64?) {
         var onScreen: Job? = nil, request: Job? = nil, prefetch: Job? = nil
         let wideFull = s.runningWide >= wideWorkers
         // A request for a wide job that waits for the wide slot gets the CPU the other workers leave: they take
@@ -412,7 +411,7 @@ public final class WorkPool: Sendable {
         // (posters aside; each for `holdLimit` at most), so that the wide job it waits behind has the CPU they would
         // take.
         let now = DispatchTime.now().uptimeNanoseconds
-        s.holdEnds = nil
+        var holdEnds: UInt64? = nil
         let wideAsked = s.jobs.values.filter {
             !$0.running && !$0.waiters.isEmpty && waitsForSlot($0) && s.focused[$0.key.folder] != nil
         }.map(\.asked).min()
@@ -426,7 +425,7 @@ public final class WorkPool: Sendable {
                 if let wideAsked, job.asked > wideAsked, job.key.artifact.requestRank > 0 {
                     let ends = job.askedAt &+ holdNanoseconds
                     if ends > now {
-                        s.holdEnds = min(s.holdEnds ?? .max, ends)
+                        holdEnds = min(holdEnds ?? .max, ends)
                         continue
                     }
                 }
@@ -448,14 +447,14 @@ public final class WorkPool: Sendable {
             best = job
             if job === request { s.passedOver = 0 }
         } else {
-            return nil
+            return (nil, holdEnds)
         }
         best.running = true
         best.started = DispatchTime.now().uptimeNanoseconds
         s.running += 1
         if best.waiters.isEmpty { s.runningPrefetch += 1 }
         if best.key.artifact.isWide { s.runningWide += 1 }
-        return best
+        return (best, nil)
     }
 
     /// Whether request `job` runs before request `other`: by ``Artifact/requestRank``, then first come first served —
@@ -486,7 +485,8 @@ public final class WorkPool: Sendable {
         while true {
             let (picked, holdEnds) = state.withLock { s -> ((Job, Bool)?, UInt64?) in
                 if s.stopped { return (nil, nil) }
-                guard let job = next(in: &s) else { return (nil, s.holdEnds) }
+                let (job, holdEnds) = next(in: &s)
+                guard let job else { return (nil, holdEnds) }
                 return ((job, job.waiters.isEmpty), nil)
             }
             guard let (job, prefetch) = picked else {

@@ -2,7 +2,8 @@ import Foundation
 
 /// Process-wide tuning of glibc's malloc for how decoded pictures come and go. Decoded frames and decoder buffer
 /// pools are megabytes each; which setting is right depends on the workload, so each engine picks its own once.
-/// The last call wins. Nothing happens on other C libraries, or when the environment variable `VF_NO_MALLOPT` is set.
+/// Each setting is applied at its first call only (later calls do nothing), so a process picks one; every engine
+/// here does. Nothing happens on other C libraries, or when the environment variable `VF_NO_MALLOPT` is set.
 public enum AllocatorTuning {
     /// For a player that must stay within a memory budget: every block of 1 MiB or more is its own mapping,
     /// returned to the system when freed (`M_MMAP_THRESHOLD` = 1 MiB). Otherwise glibc serves such blocks from its
@@ -11,9 +12,10 @@ public enum AllocatorTuning {
         _ = returned
     }
 
-    /// For a batch that opens one decoder after another: blocks up to 32 MiB (glibc's maximum) come from the heap and freed memory
-    /// stays there for the next item (`M_MMAP_THRESHOLD` = 32 MiB, `M_TRIM_THRESHOLD` = 256 MiB). Each new decoder
-    /// then reuses pages already mapped instead of faulting in (and the kernel zeroing) fresh ones for every file.
+    /// For a batch that opens one decoder after another: blocks up to 32 MiB (glibc's maximum) come from the heap and
+    /// freed memory stays there for the next item (`M_MMAP_THRESHOLD` = 32 MiB, `M_TRIM_THRESHOLD` = 256 MiB). Each
+    /// new decoder then reuses pages already mapped instead of faulting in (and the kernel zeroing) fresh ones for
+    /// every file.
     public static func keepLargeBlocks() {
         _ = kept
     }
