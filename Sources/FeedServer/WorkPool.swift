@@ -159,6 +159,8 @@ public final class WorkPool: Sendable {
     public let wideWorkers: Int
     /// Seconds at most that a request waits behind an older on-screen request for the wide slot.
     public let holdLimit: Double
+    /// ``holdLimit`` in nanoseconds.
+    private let holdNanoseconds: UInt64
 
     private let now: @Sendable () -> Double
 
@@ -230,7 +232,9 @@ public final class WorkPool: Sendable {
         self.failureMemory = failureMemory
         self.niceness = niceness
         self.focusBurst = max(1, focusBurst)
-        self.holdLimit = max(0, holdLimit)
+        // At most a day: any longer is "hold until the slot frees", and an infinite limit must not trap below.
+        self.holdLimit = min(max(0, holdLimit), 86_400)
+        holdNanoseconds = UInt64(self.holdLimit * 1e9)
         self.now = now
         self.perform = perform
         self.report = report
@@ -477,9 +481,6 @@ public final class WorkPool: Sendable {
             return folder != job.key.folder || !job.key.artifact.isFirstLook
         }
     }
-
-    /// ``holdLimit`` in nanoseconds.
-    private var holdNanoseconds: UInt64 { UInt64(holdLimit * 1e9) }
 
     private func workerLoop() {
         while true {

@@ -220,15 +220,14 @@ import Testing
 
     /// A request for an on-screen item waiting for the wide slot holds back the requests asked after it (posters
     /// aside): the free worker leaves the CPU to the wide job in front of it, so a card asked for earlier is not
-    /// overtaken by segments asked for later. Requests asked before it still run.
+    /// overtaken by segments asked for later.
     @Test func requestsAskedAfterAnOnScreenWideRequestWaitForIt() async throws {
         let recorder = Recorder(blocks: true)
         let pool = WorkPool(workers: 2, holdLimit: 60, perform: recorder.perform)
         defer { pool.shutdown() }
         let a = JobKey(folder: "a", artifact: .manifest), b = JobKey(folder: "b", artifact: .manifest)
         let poster = JobKey(folder: "d", artifact: .poster)
-        // GIVEN a manifest being made, a segment asked for before the next manifest, and viewer 1 waiting on screen
-        // for that next manifest
+        // GIVEN a manifest being made, and viewer 1 waiting on screen for the next manifest
         async let first: Void = pool.wait(a)
         try await eventually { recorder.started.get() == [a] }
         pool.focus(viewer: 1, on: "b")
