@@ -363,6 +363,39 @@ import Testing
         }
     }
 
+    @Test("a segment's bytes do not depend on what the heap held: made with glibc filling every allocation with one byte, then another, then neither, it comes out the same",
+          arguments: ["long_gop_b.mp4", "rotated_phone.mp4"])
+    func segmentBytesIgnoreHeapContents(name: String) throws {
+        let source = TestFixtures.transcode(name)
+        var settings = Self.single
+        settings.ladder = [Size(width: 720, height: 1280), Size(width: 360, height: 640)]
+        // On a CPU with AVX-512, x264's own AVX-512 code read memory it had not written: the bytes followed the
+        // heap's contents, so a server's segment could differ from the batch's (VideoEncoder.x264CPU).
+        func make(perturbing byte: Int32) throws -> [[UInt8]] {
+            Self.mallocPerturb(byte)
+            defer { Self.mallocPerturb(0) }
+            let transcoder = try Transcoder(file: MediaFile(path: source), settings: settings)
+            return try transcoder.firstSegments().map(\.media) + [transcoder.segment(1, rendition: 0).media]
+        }
+        let filled = try make(perturbing: 0xA5)
+        let other = try make(perturbing: 0x5A)
+        let plain = try make(perturbing: 0)
+        #expect(filled.count >= 2 && other.count == filled.count && plain.count == filled.count)
+        for (i, bytes) in filled.enumerated() {
+            #expect(bytes == other[i], "\(name): output \(i) with the heap filled with 0xA5 and with 0x5A")
+            #expect(bytes == plain[i], "\(name): output \(i) with the heap filled with 0xA5 and as it was")
+        }
+    }
+
+    /// glibc's `mallopt(M_PERTURB, byte)`: every block malloc hands out is filled with `byte ^ 0xFF` (0: off),
+    /// looked up at run time because <malloc.h> is not in Swift's Glibc module. No effect under a sanitizer (its
+    /// allocator is not glibc's).
+    static func mallocPerturb(_ byte: Int32) {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
+        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
+        _ = unsafeBitCast(symbol, to: Mallopt.self)(-6, byte)  // M_PERTURB
+    }
+
     @Test("each segment shows its frames at the source's times, its audio follows the segment before's without overlap, and the playlist ends where the media does: a variable-rate source whose last segment has fewer frames than the encoder's reordering delay (2 s segments from the start), or ends on a rate change inside a reordered group (a 1 s first segment, then 2 s); a video starting 46 ms after its audio",
           arguments: [("vfr.mp4", false, 2.0), ("vfr.mp4", false, 1.0), ("mono_22k.mkv", true, 1.0)])
     func segmentTimesFollowTheSource(name: String, transcodeFixture: Bool, firstSegment: Double) throws {

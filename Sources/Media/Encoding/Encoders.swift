@@ -48,7 +48,7 @@ final class VideoEncoder {
         self.item = item
         context = try Codec.open(avcodec_find_encoder_by_name("libx264"), name: "libx264", item: item, options: [
             "preset": encoding.preset, "profile": encoding.profile, "crf": String(encoding.crf), "forced-idr": "1",
-        ]) { ctx in
+        ].merging(VideoEncoder.x264CPU) { ours, _ in ours }) { ctx in
             ctx.pointee.width = Int32(width)
             ctx.pointee.height = Int32(height)
             ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
@@ -72,6 +72,17 @@ final class VideoEncoder {
         var ctx: UnsafeMutablePointer<AVCodecContext>? = context
         avcodec_free_context(&ctx)
     }
+
+    /// x264's instruction sets, where its own choice would make output that is not repeatable: on a CPU with
+    /// AVX-512, x264's AVX-512 code (Debian's 0.164.3095) makes bytes that depend on what uninitialised heap memory
+    /// held, so the same segment came out differently from one encoder to the next in one process: the first item
+    /// of a batch over four copies of one clip matched a segment made alone and the others did not (36 distinct
+    /// segments where 18 were expected; with glibc's `malloc.perturb`, 18, and other bytes for another perturb
+    /// value), and a server's on-demand segments differed from the batch's (33 of 120 files in a load test).
+    /// Capped at AVX2 (`asm=AVX2`, which every AVX-512 CPU has), the output is the same with any heap contents,
+    /// concurrency or perturb value, and is what x264's SSE4 code makes too; the speed is the same within the noise
+    /// (a 4-item batch: 24.0–25.9 s against 25.3 s). Elsewhere x264 detects the CPU itself.
+    static let x264CPU: [String: String] = vf_cpu_has_avx512() != 0 ? ["x264-params": "asm=AVX2"] : [:]
 
     /// The MSE/RFC 6381 codec string, `avc1.PPCCLL`, from the SPS in the encoder's extradata.
     var codecString: String {

@@ -70,7 +70,9 @@ public struct TranscodeSettings: Sendable, Hashable, Codable {
     /// Bumped whenever the code makes other bytes from the same settings (a filter moved, a timing rule changed):
     /// a cache or a batch folder made by an older build is then out of date rather than mixed with new outputs.
     /// 2: tone mapping at each rendition's size, after its resize (was at the source's size, before the split).
-    public static let recipe = 2
+    /// 3: x264 held to its AVX2 code on a CPU with AVX-512 (``VideoEncoder/x264CPU``), whose AVX-512 code made bytes
+    /// that followed uninitialised memory; the same bytes as before on other CPUs.
+    public static let recipe = 3
 }
 
 /// libavfilter's `eq`: brightness −1…1 (0 unchanged), contrast −1000…1000 (1 unchanged), saturation 0…3
