@@ -249,6 +249,21 @@ import Transcoding
         }
     }
 
+    /// The engine's configuration reaches its work pool: the workers and the hold on requests asked after a waiting
+    /// wide one (the pool's own tests cover what the hold does).
+    @Test func theConfigurationReachesTheWorkPool() throws {
+        let root = try ServeFeeds.folder([Self.files[0]])
+        var configuration = ServeEngine.Configuration(cache: try TestFixtures.temporaryFolder("serve-pool"))
+        for (workers, hold) in [(1, 0.25), (3, 0.0)] {
+            configuration.workers = workers
+            configuration.holdLimit = hold
+            let engine = try ServeEngine(feed: Feed(loader: ServeFeeds.loader(root)), configuration: configuration)
+            defer { engine.shutdown() }
+            #expect(engine.pool.workers == workers)
+            #expect(engine.pool.holdLimit == hold)
+        }
+    }
+
     /// The engine keeps a source path and a manifest per current item version only: a replaced source's old version
     /// is forgotten, so the maps do not grow by one entry per upload.
     @Test func aRetiredVersionsManifestAndSourceAreForgotten() async throws {
