@@ -26,9 +26,9 @@ public enum AllocatorTuning {
         mallopt(parameter: -1, value: 256 << 20)
     }()
 
-    /// `mallopt(M_MMAP_THRESHOLD = -3 | M_TRIM_THRESHOLD = -1, value)`, looked up at run time because <malloc.h>
-    /// is not in Swift's Glibc module.
-    private static func mallopt(parameter: Int32, value: Int32) {
+    /// `mallopt(M_MMAP_THRESHOLD = -3 | M_TRIM_THRESHOLD = -1 | M_PERTURB = -6 (tests), value)`, looked up at run
+    /// time because <malloc.h> is not in Swift's Glibc module.
+    static func mallopt(parameter: Int32, value: Int32) {
         #if canImport(Glibc)
         typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
         if getenv("VF_NO_MALLOPT") == nil, let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") {

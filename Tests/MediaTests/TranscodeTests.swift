@@ -1,5 +1,5 @@
 import Foundation
-import Media
+@testable import Media
 import TestSupport
 import Testing
 
@@ -387,13 +387,10 @@ import Testing
         }
     }
 
-    /// glibc's `mallopt(M_PERTURB, byte)`: every block malloc hands out is filled with `byte ^ 0xFF` (0: off),
-    /// looked up at run time because <malloc.h> is not in Swift's Glibc module. No effect under a sanitizer (its
-    /// allocator is not glibc's).
+    /// glibc's `mallopt(M_PERTURB, byte)`: every block malloc hands out is filled with `byte ^ 0xFF` (0: off). No
+    /// effect under a sanitizer (its allocator is not glibc's).
     static func mallocPerturb(_ byte: Int32) {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
-        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-        _ = unsafeBitCast(symbol, to: Mallopt.self)(-6, byte)  // M_PERTURB
+        AllocatorTuning.mallopt(parameter: -6, value: byte)
     }
 
     @Test("each segment shows its frames at the source's times, its audio follows the segment before's without overlap, and the playlist ends where the media does: a variable-rate source whose last segment has fewer frames than the encoder's reordering delay (2 s segments from the start), or ends on a rate change inside a reordered group (a 1 s first segment, then 2 s); a video starting 46 ms after its audio",
