@@ -55,20 +55,38 @@ public final class MediaCache: Sendable {
         return root.path + "/" + key
     }
 
-    /// Whether `key` is in the cache.
+    /// Whether `key` is in the cache: a regular file reached without a symbolic link in any component.
     public func contains(_ key: String) -> Bool {
-        guard let path = path(key) else { return false }
-        return access(path, F_OK) == 0
+        guard let parts = CacheDirectory.components(key) else { return false }
+        let info = try? CacheDirectory.withParent(of: parts, root: root.path, create: false) { fd, name in
+            CacheDirectory.status(name, in: fd)
+        }
+        guard let found = info ?? nil else { return false }
+        return (found.st_mode & S_IFMT) == S_IFREG
     }
 
-    /// The bytes of `key`, or nil when it is not cached; a hit counts as a use for LRU.
+    /// An open descriptor (`O_RDONLY`, close-on-exec) of `key`'s file, or nil when it is not cached; the caller
+    /// closes it. Only a regular file reached without a symbolic link in any component is opened (a link planted in
+    /// the cache is "not cached"). A hit counts as a use for LRU (the file's times are touched with `futimens`).
+    /// The file's content never changes while it is open: a cached file is only ever replaced whole, by rename.
+    public func openForReading(_ key: String) -> Int32? {
+        guard let parts = CacheDirectory.components(key) else { return nil }
+        let opened = try? CacheDirectory.withParent(of: parts, root: root.path, create: false) { fd, name in
+            CacheDirectory.openRegularFile(name, in: fd)
+        }
+        guard let fd = opened ?? nil else { return nil }
+        // Touch for LRU (the file's content never changes, only its place in the order).
+        futimens(fd, nil)
+        return fd
+    }
+
+    /// The bytes of `key`, or nil when it is not cached (as ``openForReading(_:)`` finds it); a hit counts as a use
+    /// for LRU.
     public func read(_ key: String) -> [UInt8]? {
-        guard let path = path(key) else { return nil }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+        guard let fd = openForReading(key) else { return nil }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        guard fstat(fd, &info) == 0 else { return nil }
         let size = Int(info.st_size)
         var bytes = [UInt8](repeating: 0, count: size)
         var done = 0
@@ -78,8 +96,6 @@ public final class MediaCache: Sendable {
             guard n > 0 else { return nil }
             done += n
         }
-        // Touch for LRU (the file's content never changes, only its place in the order).
-        futimens(fd, nil)
         return bytes
     }
 
