@@ -301,80 +301,12 @@ public final class ServeEngine: Sendable {
 
     // MARK: - Making (on worker threads)
 
-    /// Makes `key`'s artifact and stores it in the cache.
+    /// Makes `key`'s artifact and stores it in the cache, if the item's source stayed the listed version while it was
+    /// made (``makeChecked(_:source:token:)``): a source changed meanwhile fails the job and caches nothing.
     func make(_ key: JobKey, token: CancellationToken) throws {
         guard let path = items.withLock({ $0.sources[key.folder] }) else { throw Failure.notFound(key.folder) }
-        var options = configuration.openOptions
-        options.itemTimeLimit = configuration.jobTimeLimit
-        let folder = key.folder
-        switch key.artifact {
-        case .poster:
-            var thumbnail = ThumbnailOptions(positions: [.seconds(0)],
-                                             box: Size(width: configuration.posterWidth, height: 0))
-            thumbnail.format = .jpeg
-            thumbnail.quality = 85
-            let rendered = try ThumbnailRenderer(options: thumbnail, openOptions: options, decoderThreads: 2)
-                .render(path: path, cancellation: token)
-            guard let image = rendered.images.first else {
-                throw Failure.failed("\(path): no picture for a poster")
-            }
-            try cache.write(folder + "/poster.jpg", try ImageEncoder(format: .jpeg, quality: 85).encode(image))
-            return
-        default: break
-        }
-        let file = try MediaFile(path: path, options: options, cancellation: token)
-        let transcoder = try Transcoder(file: file, settings: configuration.settings)
-        let plan = transcoder.plan
-        switch key.artifact {
-        case .manifest:
-            // Every rendition's init and first segment from one pass over the item's first second (one decode for
-            // all of them): the listing needs every codecs string, and viewers ask for first segments next.
-            var codecs: [String] = []
-            for (r, made) in try transcoder.firstSegments().enumerated() {
-                codecs.append(made.codecs)
-                let base = "\(folder)/\(plan.renditions[r].name)/"
-                if !cache.contains(base + "init.mp4") { try cache.write(base + "init.mp4", made.initialization) }
-                if !cache.contains(base + "seg-0.m4s") {
-                    try cache.write(base + "seg-0.m4s", made.media)
-                    metrics.segmentsTranscoded.increment()
-                }
-            }
-            let manifest = ItemManifest(plan: plan, codecs: codecs, origin: transcoder.origin)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            try cache.write(folder + "/manifest.json", Array(try encoder.encode(manifest)))
-            items.withLock { $0.keep(manifest, for: folder) }
-        case .initialization(let r):
-            let made = try transcoder.initializationSegment(rendition: r)
-            try cache.write("\(folder)/\(plan.renditions[r].name)/init.mp4", made.bytes)
-        case .segment(let r, let k):
-            let name = plan.renditions[r].name
-            let initKey = "\(folder)/\(name)/init.mp4"
-            // With the init in the cache and the manifest's origin, no pass over the item's start is needed.
-            let initCached = cache.contains(initKey)
-            let segment: TranscodedSegment
-            if initCached, let origin = knownManifest(folder)?.origin {
-                segment = try transcoder.mediaSegment(k, rendition: r, origin: origin)
-            } else {
-                segment = try transcoder.segment(k, rendition: r)
-            }
-            if !segment.initialization.isEmpty, !initCached {
-                try cache.write(initKey, segment.initialization)
-            }
-            try cache.write("\(folder)/\(name)/seg-\(k).m4s", segment.media)
-        case .full:
-            let work = try cache.workFolder()
-            defer { try? FileManager.default.removeItem(at: work) }
-            _ = try transcoder.run(into: work)
-            guard let enumerator = FileManager.default.enumerator(atPath: work.path) else { return }
-            while let relative = enumerator.nextObject() as? String {
-                var isDirectory: ObjCBool = false
-                let path = work.path + "/" + relative
-                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue
-                else { continue }
-                try cache.adopt(path, as: folder + "/" + relative)
-            }
-        case .poster: break
+        if let manifest = try makeChecked(key, source: path, token: token) {
+            items.withLock { $0.keep(manifest, for: key.folder) }
         }
     }
 }

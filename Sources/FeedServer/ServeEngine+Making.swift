@@ -1,0 +1,150 @@
+import EngineSupport
+import Feed
+import Foundation
+import Media
+import Thumbnails
+import Transcoding
+
+/// What a job makes, and how it stays true to its source: a job's files go into the cache only if the source is the
+/// version it was listed as both before the job opens it and after the job has made everything, so a source that is
+/// truncated, replaced or removed while it is transcoded never leaves a file cached as final.
+extension ServeEngine {
+    /// What a job made, held (in memory, or in a work folder) until the source has been checked again.
+    struct Made {
+        /// Files to write, in order.
+        var files: [File] = []
+        /// A full run's folder, adopted whole.
+        var work: WorkFolder?
+        /// The manifest the job made.
+        var manifest: ItemManifest?
+
+        /// A file to write.
+        struct File {
+            var key: String
+            var bytes: [UInt8]
+            /// Written only when not cached yet (a manifest's first segments, a segment's init).
+            var onlyIfMissing = false
+            /// A first segment made with a manifest, counted in ``ServeMetrics`` when written (jobs count their own).
+            var isFirstSegment = false
+        }
+    }
+
+    /// For tests: a closure per engine, called on the worker after a job made its output and before it checks its
+    /// source again and stores anything (a test changes the source there).
+    static let afterMakeHooks = Locked<[ObjectIdentifier: @Sendable (JobKey) -> Void]>([:])
+
+    /// Makes `key`'s artifact from the item at `source` and stores it in the cache; the manifest when it made one.
+    ///
+    /// A local source is checked twice by its ``FileIdentity`` (device, inode, size, modification and change times,
+    /// following links): before it is opened, when its stamp must still name the job's folder (the version listed),
+    /// and after the job has made everything and before anything is stored, when it must be the same file unchanged.
+    /// - Throws: ``Failure/gone(_:)`` for a source that changed or disappeared meanwhile; the job's errors.
+    func makeChecked(_ key: JobKey, source path: String, token: CancellationToken) throws -> ItemManifest? {
+        let local = path.hasPrefix("/")
+        let before = local ? try listedIdentity(of: path, folder: key.folder) : nil
+        let made = try makeUnstored(key, source: path, token: token)
+        defer { made.work?.finish() }
+        if let hook = Self.afterMakeHooks.withLock({ $0[ObjectIdentifier(self)] }) { hook(key) }
+        if let before, FileIdentity(path: path) != before {
+            throw Failure.gone("\(key.folder): the item changed while it was made")
+        }
+        try store(made, folder: key.folder)
+        return made.manifest
+    }
+
+    /// The identity of the source at `path` now, which must be the version the listing named `folder` after.
+    /// - Throws: ``Failure/gone(_:)`` when the file is missing or another version.
+    private func listedIdentity(of path: String, folder: String) throws -> FileIdentity {
+        // The folder's name ends in the hash of the listed stamp (``RenditionFolder``): the same hash of today's
+        // stamp is the same version.
+        let listed = folder.lastIndex(of: ".").map { folder[$0...] }
+        guard let identity = FileIdentity(path: path), let listed,
+              RenditionFolder.name(for: "x", stamp: identity.stamp, settings: configuration.settings).hasSuffix(listed)
+        else {
+            throw Failure.gone("\(folder): the item changed or was removed")
+        }
+        return identity
+    }
+
+    /// Stores what a job made: files written (or skipped when cached and allowed), then a work folder adopted.
+    private func store(_ made: Made, folder: String) throws {
+        for file in made.files where !(file.onlyIfMissing && cache.contains(file.key)) {
+            try cache.write(file.key, file.bytes)
+            if file.isFirstSegment { metrics.segmentsTranscoded.increment() }
+        }
+        if let work = made.work { try cache.adopt(work, into: folder) }
+    }
+
+    /// Makes `key`'s artifact without storing anything: bytes in memory, or a full run's files in a work folder.
+    private func makeUnstored(_ key: JobKey, source path: String, token: CancellationToken) throws -> Made {
+        var options = configuration.openOptions
+        options.itemTimeLimit = configuration.jobTimeLimit
+        let folder = key.folder
+        var made = Made()
+        if case .poster = key.artifact {
+            var thumbnail = ThumbnailOptions(positions: [.seconds(0)],
+                                             box: Size(width: configuration.posterWidth, height: 0))
+            thumbnail.format = .jpeg
+            thumbnail.quality = 85
+            let rendered = try ThumbnailRenderer(options: thumbnail, openOptions: options, decoderThreads: 2)
+                .render(path: path, cancellation: token)
+            guard let image = rendered.images.first else {
+                throw Failure.failed("\(path): no picture for a poster")
+            }
+            made.files.append(.init(key: folder + "/poster.jpg",
+                                   bytes: try ImageEncoder(format: .jpeg, quality: 85).encode(image)))
+            return made
+        }
+        let file = try MediaFile(path: path, options: options, cancellation: token)
+        let transcoder = try Transcoder(file: file, settings: configuration.settings)
+        let plan = transcoder.plan
+        switch key.artifact {
+        case .manifest:
+            // Every rendition's init and first segment from one pass over the item's first second (one decode for
+            // all of them): the listing needs every codecs string, and viewers ask for first segments next.
+            var codecs: [String] = []
+            for (r, first) in try transcoder.firstSegments().enumerated() {
+                codecs.append(first.codecs)
+                let base = "\(folder)/\(plan.renditions[r].name)/"
+                made.files.append(.init(key: base + "init.mp4", bytes: first.initialization, onlyIfMissing: true))
+                made.files.append(.init(key: base + "seg-0.m4s", bytes: first.media, onlyIfMissing: true,
+                                        isFirstSegment: true))
+            }
+            let manifest = ItemManifest(plan: plan, codecs: codecs, origin: transcoder.origin)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            // Last: a manifest in the cache says the first segments are there.
+            made.files.append(.init(key: folder + "/manifest.json", bytes: Array(try encoder.encode(manifest))))
+            made.manifest = manifest
+        case .initialization(let r):
+            let initialization = try transcoder.initializationSegment(rendition: r)
+            made.files.append(.init(key: "\(folder)/\(plan.renditions[r].name)/init.mp4", bytes: initialization.bytes))
+        case .segment(let r, let k):
+            let name = plan.renditions[r].name
+            let initKey = "\(folder)/\(name)/init.mp4"
+            // With the init in the cache and the manifest's origin, no pass over the item's start is needed.
+            let initCached = cache.contains(initKey)
+            let segment: TranscodedSegment
+            if initCached, let origin = knownManifest(folder)?.origin {
+                segment = try transcoder.mediaSegment(k, rendition: r, origin: origin)
+            } else {
+                segment = try transcoder.segment(k, rendition: r)
+            }
+            if !segment.initialization.isEmpty {
+                made.files.append(.init(key: initKey, bytes: segment.initialization, onlyIfMissing: true))
+            }
+            made.files.append(.init(key: "\(folder)/\(name)/seg-\(k).m4s", bytes: segment.media))
+        case .full:
+            let work = try cache.workFolder()
+            made.work = work
+            do {
+                _ = try transcoder.run(into: work.url)
+            } catch {
+                work.finish()
+                throw error
+            }
+        case .poster: break
+        }
+        return made
+    }
+}
