@@ -8,7 +8,7 @@ APT_PACKAGES := libavformat-dev libavfilter-dev libavcodec-dev libswresample-dev
                 pkg-config ffmpeg
 BENCH_TOOLS  := hyperfine ffmpegthumbnailer
 
-.PHONY: all deps bench-deps browser-deps build release demo serve bench-serve test test-sanitizers fuzz soak fixtures conformance bench bench-decode bench-transcode policylab clean help
+.PHONY: all deps bench-deps browser-deps build release demo serve bench-serve test test-sanitizers fuzz fuzz-serve soak fixtures conformance bench bench-decode bench-transcode policylab clean help
 
 all: build
 
@@ -21,7 +21,10 @@ help:
 	@echo "                     (PORT=..., SOURCE=... to change; the page, API and design in docs/serve.md)"
 	@echo "make test-sanitizers ASan: Media, Thumbnails and CLI suites; TSan: Feed, Prefetch, FeedPlayer, Thumbnails,"
 	@echo "                     Transcoding, Transcode (its encoder lanes), FeedServer"
-	@echo "make fuzz            libFuzzer + ASan over the Media layer for FUZZ_SECONDS (default 600), under nice"
+	@echo "make fuzz            libFuzzer + ASan over the Media layer for FUZZ_SECONDS (default 600), under nice,"
+	@echo "                     then make fuzz-serve"
+	@echo "make fuzz-serve      videofeed serve (release) under random requests, protocol junk and WebSocket messages"
+	@echo "                     for FUZZ_SECONDS (scripts/serve-fuzz.py; FUZZ_SEED, SOURCE to change), under nice"
 	@echo "make soak            10,000 random swipes over Fixtures/soak-feed.json, JSON report into soak.json"
 	@echo "make build|release   debug or release build of the package"
 	@echo "make fixtures        regenerate Fixtures/ with the ffmpeg CLI (and the golden framemd5 files)"
@@ -108,8 +111,23 @@ bench-serve: deps browser-deps release
 
 # Fuzzing and the soak are long jobs: both run under nice so they can share a machine.
 FUZZ_SECONDS ?= 600
+FUZZ_SEED    ?= 1
 fuzz: deps
 	bash scripts/fuzz.sh $(FUZZ_SECONDS)
+	$(MAKE) --no-print-directory fuzz-serve
+
+# Issue 33: a release `videofeed serve` of SOURCE on a free port and a fresh cache, and scripts/serve-fuzz.py against
+# it for FUZZ_SECONDS (no 5xx but 503, no connection left hanging, alive and under 1 GiB resident); the server's log
+# ends the output when it fails.
+fuzz-serve: release
+	@bin=$$($(SWIFT) build -c release --show-bin-path)/videofeed; work=$$(mktemp -d /tmp/vfe-fuzz-serve.XXXXXX); \
+	nice -n 19 $$bin serve $(SOURCE) --port 0 --cache $$work/cache --log-level warning >$$work/out 2>$$work/err & \
+	pid=$$!; trap 'kill -TERM $$pid 2>/dev/null; wait $$pid 2>/dev/null; rm -rf $$work' EXIT; \
+	for i in $$(seq 1 300); do grep -q "listening on" $$work/out && break; \
+		kill -0 $$pid 2>/dev/null || { cat $$work/err; echo "fuzz-serve: the server did not start"; exit 1; }; sleep 0.1; done; \
+	url=$$(sed -n 's/^listening on \(http:[^ ]*\)$$/\1/p' $$work/out | head -1); \
+	nice -n 19 python3 scripts/serve-fuzz.py $$url --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED) --pid $$pid || \
+		{ echo "fuzz-serve: failed; the server's log:"; tail -n 60 $$work/err; exit 1; }
 
 soak: build
 	nice -n 19 $$($(SWIFT) build --show-bin-path)/videofeed play Fixtures/soak-feed.json --random 10000 --seed 1 \

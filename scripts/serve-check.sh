@@ -2,7 +2,10 @@
 # `make test`'s checks of `videofeed serve` as a user meets it: serves Fixtures/serve/feed.json with the built videofeed
 # (debug unless VIDEOFEED is set) on a free port with a fresh cache, runs the page's browser tests in headless Chromium
 # (scripts/serve-browser-test.py) and then a short load test (scripts/serve-load.py: 4 viewers for 10 s, no 5xx, no stall, memory bounded,
-# initialisation segments identical to what `videofeed transcode` writes for the same feed). Needs `make browser-deps`.
+# initialisation segments identical to what `videofeed transcode` writes for the same feed), then the request fuzzer
+# against the same server (scripts/serve-fuzz.py: random paths, queries, headers, methods, protocol junk and WebSocket
+# messages for SERVE_FUZZ_SECONDS, default 60, seed SERVE_FUZZ_SEED, default 1: no 5xx but 503, no connection left
+# hanging, the server alive and under 1 GiB resident). Needs `make browser-deps`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VIDEOFEED=${VIDEOFEED:-$(swift build --show-bin-path)/videofeed}
@@ -31,5 +34,7 @@ echo "serve-check: $url"
 python3 scripts/serve-browser-test.py "$url"
 # Every initialisation and media segment served must match the batch's byte for byte.
 python3 scripts/serve-load.py "$url" --viewers 4 --seconds 10 --seed 1 --batch "$work/batch" --pid "$pid"
+python3 scripts/serve-fuzz.py "$url" --seconds "${SERVE_FUZZ_SECONDS:-60}" --seed "${SERVE_FUZZ_SEED:-1}" --pid "$pid" ||
+  { echo "serve-check: the request fuzzer failed (the server's log follows)" >&2; tail -n 60 "$work/serve.err" >&2; exit 1; }
 kill -0 "$pid" || { echo "serve-check: the server died" >&2; cat "$work/serve.err" >&2; exit 1; }
 echo "serve-check: passed"
