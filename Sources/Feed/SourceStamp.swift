@@ -75,8 +75,9 @@ public struct FileIdentity: Sendable, Equatable {
     /// The modification time in seconds since 1970, exactly as `FileManager` gives it (`Date`'s value), so stamps
     /// match the records of earlier runs.
     public var modificationTime: Double {
-        Date(timeIntervalSince1970: Double(modified.tv_sec) + Double(modified.tv_nsec) / 1_000_000_000)
-            .timeIntervalSince1970
+        // Foundation's sum, in its order: seconds since 2001, then the nanoseconds, then back to 1970.
+        Date(timeIntervalSinceReferenceDate: Double(modified.tv_sec) - Date.timeIntervalBetween1970AndReferenceDate
+             + Double(modified.tv_nsec) / 1_000_000_000).timeIntervalSince1970
     }
 
     /// The listing's kind of stamp (size and modification time) of this version.
