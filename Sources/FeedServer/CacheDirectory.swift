@@ -116,6 +116,8 @@ enum CacheDirectory {
             return []
         }
         defer { closedir(dir) }
+        // The copy shares the folder's read position with `fd`: start from the beginning whatever read it before.
+        rewinddir(dir)
         var names: [String] = []
         while let entry = readdir(dir) {
             let name = withUnsafePointer(to: entry.pointee.d_name) {

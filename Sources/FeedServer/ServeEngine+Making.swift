@@ -29,9 +29,17 @@ extension ServeEngine {
         }
     }
 
-    /// For tests: a closure per engine, called on the worker after a job made its output and before it checks its
-    /// source again and stores anything (a test changes the source there).
-    static let afterMakeHooks = Locked<[ObjectIdentifier: @Sendable (JobKey) -> Void]>([:])
+    /// Where a job is, for ``jobHooks``.
+    enum JobPhase: Sendable {
+        /// The source passed its first check and is about to be opened.
+        case checked
+        /// Everything is made; the source is about to be checked again before anything is stored.
+        case made
+    }
+
+    /// For tests: a closure per engine (by `ObjectIdentifier`), called on the worker at each ``JobPhase`` of a job
+    /// (a test changes the source there).
+    static let jobHooks = Locked<[ObjectIdentifier: @Sendable (JobKey, JobPhase) -> Void]>([:])
 
     /// Makes `key`'s artifact from the item at `source` and stores it in the cache; the manifest when it made one.
     ///
@@ -41,10 +49,12 @@ extension ServeEngine {
     /// - Throws: ``Failure/gone(_:)`` for a source that changed or disappeared meanwhile; the job's errors.
     func makeChecked(_ key: JobKey, source path: String, token: CancellationToken) throws -> ItemManifest? {
         let local = path.hasPrefix("/")
+        let hook = Self.jobHooks.withLock { $0[ObjectIdentifier(self)] }
         let before = local ? try listedIdentity(of: path, folder: key.folder) : nil
+        hook?(key, .checked)
         let made = try makeUnstored(key, source: path, token: token)
         defer { made.work?.finish() }
-        if let hook = Self.afterMakeHooks.withLock({ $0[ObjectIdentifier(self)] }) { hook(key) }
+        hook?(key, .made)
         if let before, FileIdentity(path: path) != before {
             throw Failure.gone("\(key.folder): the item changed while it was made")
         }
@@ -120,6 +130,7 @@ extension ServeEngine {
             let initialization = try transcoder.initializationSegment(rendition: r)
             made.files.append(.init(key: "\(folder)/\(plan.renditions[r].name)/init.mp4", bytes: initialization.bytes))
         case .segment(let r, let k):
+            if r >= plan.renditions.count { fatalError("DEBUG folder \(folder) r \(r) k \(k) plan \(plan.renditions.map(\.name)) manifest \(String(describing: knownManifest(folder)?.plan.renditions.map(\.name)))") }
             let name = plan.renditions[r].name
             let initKey = "\(folder)/\(name)/init.mp4"
             // With the init in the cache and the manifest's origin, no pass over the item's start is needed.
