@@ -1,9 +1,9 @@
 import Foundation
 
 /// What identifies a version of an item's source, for incremental runs: size and modification time of a local
-/// file (the file a symbolic link points to, not the link); the listing's ETag (else its `updated_at`) for a URL, and when the listing carries neither, the server's
-/// `ETag` or `Last-Modified` from a `HEAD` request made by the worker (``RemoteStamp``). A URL whose version cannot
-/// be learnt at all is always redone.
+/// file (the file a symbolic link points to, not the link); the listing's ETag (else its `updated_at`) for a URL,
+/// and when the listing carries neither, the server's `ETag` or `Last-Modified` from a `HEAD` request made by the
+/// worker (``RemoteStamp``). A URL whose version cannot be learnt at all is always redone.
 public struct SourceStamp: Sendable, Equatable {
     /// Size in bytes of a local file.
     public var size: Int64?

@@ -118,9 +118,12 @@ public final class MediaCache: Sendable {
     /// - Throws: ``CacheError`` when the key is not a plain relative path, a component of it is a symbolic link, or
     ///   the file cannot be written.
     public func write(_ key: String, _ bytes: [UInt8]) throws {
-        guard let parts = CacheDirectory.components(key) else { throw CacheError(key: key, reason: "not a relative path") }
+        guard let parts = CacheDirectory.components(key) else {
+            throw CacheError(key: key, reason: "not a relative path")
+        }
         try retryingWhenFull(key: key, size: Int64(bytes.count)) { () throws(CacheDirectory.Failure) in
-            try CacheDirectory.withParent(of: parts, root: root.path, create: true) { fd, name throws(CacheDirectory.Failure) in
+            try CacheDirectory.withParent(of: parts, root: root.path, create: true) {
+                fd, name throws(CacheDirectory.Failure) in
                 try writeFile(bytes, named: name, in: fd)
             }
         }
@@ -221,7 +224,8 @@ public final class MediaCache: Sendable {
             let parts = base + relative + [name]
             let key = parts.joined(separator: "/")
             let renamed = try retryingWhenFull(key: key, size: 0) { () throws(CacheDirectory.Failure) -> Bool in
-                try CacheDirectory.withParent(of: parts, root: root.path, create: true) { target, last throws(CacheDirectory.Failure) -> Bool in
+                try CacheDirectory.withParent(of: parts, root: root.path, create: true) {
+                    target, last throws(CacheDirectory.Failure) -> Bool in
                     if let there = CacheDirectory.status(last, in: target) {
                         if (there.st_mode & S_IFMT) == S_IFLNK { throw .link }
                         return false
@@ -346,7 +350,9 @@ public final class MediaCache: Sendable {
             } else if kind == S_IFREG, name.hasSuffix(Self.lockSuffix), !name.hasPrefix(".") {
                 // A lock file whose folder is gone (or not made yet: then it is locked and stays).
                 let folder = String(name.dropLast(Self.lockSuffix.count))
-                if CacheDirectory.status(folder, in: fd) == nil { _ = Self.removeIfUnlocked(folder, lock: name, in: fd) }
+                if CacheDirectory.status(folder, in: fd) == nil {
+                    _ = Self.removeIfUnlocked(folder, lock: name, in: fd)
+                }
             } else if now - Self.modified(info) > Self.staleAge {
                 CacheDirectory.removeTree(name, in: fd)
             } else {

@@ -17,7 +17,7 @@ struct CacheSafetyTests {
         // A folder of the cache that is a link, and a cached file that is a link.
         try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("item.x").path,
                                                    withDestinationPath: outside.path)
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("item.y"), withIntermediateDirectories: true)
+        try Self.makeFolder(root.appendingPathComponent("item.y"))
         try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("item.y/poster.jpg").path,
                                                    withDestinationPath: secret.path)
         for key in ["item.x/secret.txt", "item.y/poster.jpg"] {
@@ -60,7 +60,7 @@ struct CacheSafetyTests {
         #expect(read(fd, &bytes, 8) == 3 && Array(bytes.prefix(3)) == [1, 2, 3])
         var info = stat()
         #expect(stat(path, &info) == 0 && info.st_mtim.tv_sec > 1_000_000)
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("a/dir"), withIntermediateDirectories: true)
+        try Self.makeFolder(root.appendingPathComponent("a/dir"))
         #expect(mkfifo(root.appendingPathComponent("a/fifo").path, 0o644) == 0)
         #expect(cache.openForReading("a/dir") == nil && cache.openForReading("a/fifo") == nil)
         #expect(cache.openForReading("a/missing") == nil && cache.openForReading("../a/one.bin") == nil)
@@ -82,12 +82,12 @@ struct CacheSafetyTests {
         let work = root.appendingPathComponent(".work")
         // A maker killed mid-run: its folder and lock file, the lock released by the kernel.
         let dead = work.appendingPathComponent("99999-1-1")
-        try FileManager.default.createDirectory(at: dead.appendingPathComponent("720x1280"), withIntermediateDirectories: true)
+        try Self.makeFolder(dead.appendingPathComponent("720x1280"))
         try Data(count: 3_000).write(to: dead.appendingPathComponent("720x1280/seg-0.m4s"))
         try Data().write(to: work.appendingPathComponent("99999-1-1.lock"))
         // A folder from a build without lock files: the age rule keeps it while it is young.
         let young = work.appendingPathComponent("99999-2-2")
-        try FileManager.default.createDirectory(at: young, withIntermediateDirectories: true)
+        try Self.makeFolder(young)
         try Data(count: 700).write(to: young.appendingPathComponent("x.mp4"))
         try Data(count: 400).write(to: root.appendingPathComponent("a/.two.bin.tmp-1-2"))
 
@@ -117,7 +117,7 @@ struct CacheSafetyTests {
         let cache = try MediaCache(root: root, limit: 1_000_000)
         try cache.write("item.12345678/720x1280/init.mp4", [UInt8](repeating: 9, count: 100))
         let work = try cache.workFolder()
-        try FileManager.default.createDirectory(at: work.url.appendingPathComponent("720x1280"), withIntermediateDirectories: true)
+        try Self.makeFolder(work.url.appendingPathComponent("720x1280"))
         try Data(count: 100).write(to: work.url.appendingPathComponent("720x1280/init.mp4"))
         try Data(count: 2_000).write(to: work.url.appendingPathComponent("720x1280/seg-0.m4s"))
         try Data(count: 3_000).write(to: work.url.appendingPathComponent("720x1280.mp4"))
@@ -171,7 +171,7 @@ extension CacheSafetyTests {
         let root = try TestFixtures.temporaryFolder("cache-killed")
         let work = root.appendingPathComponent(".work")
         let folder = work.appendingPathComponent("4242-1-1")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Self.makeFolder(folder)
         try Data(count: 2_000).write(to: folder.appendingPathComponent("720x1280.mp4"))
         let lock = work.appendingPathComponent("4242-1-1.lock").path
         // The maker: one process (a shell that becomes `sleep`) holding the lock on its descriptor 9 until killed.
@@ -199,5 +199,12 @@ extension CacheSafetyTests {
         reaped = true
         #expect(try MediaCache(root: root, limit: 1_000_000).bytes == 0)
         #expect(!FileManager.default.fileExists(atPath: folder.path) && !FileManager.default.fileExists(atPath: lock))
+    }
+}
+
+extension CacheSafetyTests {
+    /// Makes `folder` and the folders above it.
+    static func makeFolder(_ folder: URL) throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     }
 }

@@ -35,7 +35,8 @@ import Testing
 
         Self.hook(engine, nil)
         try engine.make(key, token: CancellationToken())
-        let mp4s = Self.files(under: cache.appendingPathComponent(entry.folder)).filter { !$0.contains("/") && $0.hasSuffix(".mp4") }
+        let mp4s = Self.files(under: cache.appendingPathComponent(entry.folder))
+            .filter { !$0.contains("/") && $0.hasSuffix(".mp4") }
         #expect(!mp4s.isEmpty)
         for name in mp4s {
             let made = try MediaFile(path: cache.appendingPathComponent(entry.folder + "/" + name).path)
@@ -51,8 +52,8 @@ import Testing
         let root = try ServeFeeds.folder([TestFixtures.media("h264_portrait.mp4")], label: "serve-restored")
         let source = root.appendingPathComponent("00-h264_portrait.mp4").path
         let original = try Array(Data(contentsOf: URL(fileURLWithPath: source)))
-        let engine = try ServeEngine(feed: Feed(loader: ServeFeeds.loader(root)),
-                                     configuration: .init(cache: try TestFixtures.temporaryFolder("serve-restored-cache")))
+        let cache = try TestFixtures.temporaryFolder("serve-restored-cache")
+        let engine = try ServeEngine(feed: Feed(loader: ServeFeeds.loader(root)), configuration: .init(cache: cache))
         defer { engine.shutdown() }
         let entry = try #require(try await engine.catalog.entry(at: 0))
         let key = JobKey(folder: entry.folder, artifact: .segment(rendition: 0, index: 1))
