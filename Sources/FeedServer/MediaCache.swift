@@ -365,7 +365,10 @@ public final class MediaCache: Sendable {
     /// Removes the work folder `name` and its lock file `lock` in the folder `fd` if the lock can be taken now (its
     /// maker is gone); whether it did.
     private static func removeIfUnlocked(_ name: String, lock: String, in fd: Int32) -> Bool {
-        let lockFD = openat(fd, lock, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        // Read-write, as NFS needs for an exclusive lock; read-only when another user's maker made it (enough on a
+        // local file system).
+        var lockFD = openat(fd, lock, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        if lockFD < 0, errno == EACCES { lockFD = openat(fd, lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
         guard lockFD >= 0 else { return false }
         defer { close(lockFD) }
         guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else { return false }
