@@ -90,10 +90,11 @@ public struct PrefetchContext: Sendable {
     public var timeOnCurrent: Double { now - (history.last?.time ?? now) }
 
     /// The item `offset` away from the current one, wrapped or clipped to the feed; nil past an end.
+    /// Exact for any `current`, `offset` and `feedLength`: the sum is taken in 128 bits, so no input traps.
     public func index(offset: Int) -> Int? {
         guard feedLength > 0 else { return nil }
-        let i = current + offset
-        if wraps { return ((i % feedLength) + feedLength) % feedLength }
-        return i >= 0 && i < feedLength ? i : nil
+        let i = Int128(current) + Int128(offset), n = Int128(feedLength)
+        if wraps { return Int(((i % n) + n) % n) }
+        return i >= 0 && i < n ? Int(i) : nil
     }
 }

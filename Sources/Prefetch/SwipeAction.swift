@@ -18,14 +18,16 @@ public enum SwipeAction: Sendable, Hashable, CustomStringConvertible {
 
     /// The item this action leads to from `current` on a feed of `length` items (clamped, or wrapped).
     public func target(from current: Int, length: Int, wraps: Bool) -> Int {
-        let raw: Int
+        // In 128 bits: no current, jump or length traps (a jump can come from a client).
+        let raw: Int128
         switch self {
-        case .next: raw = current + 1
-        case .previous: raw = current - 1
-        case .jump(let i): raw = i
+        case .next: raw = Int128(current) + 1
+        case .previous: raw = Int128(current) - 1
+        case .jump(let i): raw = Int128(i)
         }
         guard length > 0 else { return 0 }
-        return wraps ? ((raw % length) + length) % length : min(max(raw, 0), length - 1)
+        let n = Int128(length)
+        return Int(wraps ? ((raw % n) + n) % n : min(max(raw, 0), n - 1))
     }
 }
 
