@@ -1,3 +1,5 @@
+import Foundation
+
 /// How the engine names an item, a feed or a request in anything a person or a file may keep — errors, log lines,
 /// cards, records: the one redaction, so no module strips less than another.
 ///
@@ -22,6 +24,8 @@ public enum Redaction {
     /// names: Azure SAS `sig`, CloudFront `Policy` and `Key-Pair-Id`, generic `key`, `auth`, `pwd`, `pass`.
     private static let secretNames: Set<String> = [
         "sig", "key", "auth", "policy", "key-pair-id", "pwd", "pass", "code", "jwt", "hmac",
+        // Akamai's token authentication: `hdnts` (query string) and `hdnea` (cookie or query).
+        "hdnts", "hdnea",
     ]
     /// Parts (lowercased) that make any parameter name containing them secret: `X-Amz-Signature`, `signature`,
     /// `X-Goog-Credential`, `X-Amz-Security-Token`, `access_token`, `api_key`, `apikey`, `api_secret`, `password`, ….
@@ -38,7 +42,10 @@ public enum Redaction {
     public static func isSecretParameter(_ name: String) -> Bool {
         let name = percentDecoded(name).lowercased()
         if publicNames.contains(name) { return false }
-        if secretNames.contains(name) { return true }
+        // `__hdnea__`, `_sig`: the same names with underscores around them.
+        if secretNames.contains(name) || secretNames.contains(name.trimmingCharacters(in: CharacterSet(charactersIn: "_"))) {
+            return true
+        }
         if secretNameParts.contains(where: name.contains) { return true }
         for suffix in ["key", "sig"] {
             for separator in ["-", "_", "."] where name.hasSuffix(separator + suffix) { return true }
@@ -46,8 +53,41 @@ public enum Redaction {
         return false
     }
 
-    /// `text` as it may be shown or recorded: a URL without user info and secret values, anything else unchanged.
+    /// `text` as it may be shown or recorded: each URL in it (a `scheme://` run up to white space or a quote) without
+    /// user info and secret values, everything else unchanged. An error message that names a URL is redacted too.
     public static func redacted(_ text: String) -> String {
+        guard text.contains("://") else { return text }
+        var result = ""
+        var rest = text[...]
+        while let separator = rest.range(of: "://") {
+            var start = separator.lowerBound
+            while start > rest.startIndex, isSchemeCharacter(rest[rest.index(before: start)]) {
+                start = rest.index(before: start)
+            }
+            while start < separator.lowerBound, !(rest[start].isASCII && rest[start].isLetter) {
+                start = rest.index(after: start)
+            }
+            let end = rest[separator.upperBound...].firstIndex(where: {
+                $0.isWhitespace || $0 == "\"" || $0 == "'" || $0 == "<" || $0 == ">" || $0 == "`"
+            }) ?? rest.endIndex
+            guard start < separator.lowerBound else {
+                result += rest[..<separator.upperBound]
+                rest = rest[separator.upperBound...]
+                continue
+            }
+            result += rest[..<start]
+            result += redactedURL(String(rest[start..<end]))
+            rest = rest[end...]
+        }
+        return result + rest
+    }
+
+    private static func isSchemeCharacter(_ c: Character) -> Bool {
+        c.isASCII && (c.isLetter || c.isNumber || c == "+" || c == "-" || c == ".")
+    }
+
+    /// One URL as ``redacted(_:)`` shows it.
+    private static func redactedURL(_ text: String) -> String {
         guard let schemeEnd = text.range(of: "://"), isScheme(text[..<schemeEnd.lowerBound]) else { return text }
         let afterScheme = text[schemeEnd.upperBound...]
         // The authority ends at the first "/", "?" or "#"; user info is everything before its last "@".

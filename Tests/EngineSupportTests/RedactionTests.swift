@@ -37,6 +37,15 @@ import Testing
             + "&password=REDACTED&secret=REDACTED&auth=REDACTED&x-api-key=REDACTED&page=2#access_token=REDACTED"),
         ("http://127.0.0.1:9/clip.mp4?X-Amz-Signature=abc&token=xyz",
          "http://127.0.0.1:9/clip.mp4?X-Amz-Signature=REDACTED&token=REDACTED"),
+        // Akamai token authentication (issue 33: it reached cards, error bodies and the log).
+        ("https://cdn.example.com/v/clip.mp4?hdnts=exp=1767225600~acl=/v/*~hmac=0a1b2c&w=1",
+         "https://cdn.example.com/v/clip.mp4?hdnts=REDACTED&w=1"),
+        ("https://cdn.example.com/v/clip.mp4?__hdnea__=st=1~exp=2~hmac=3",
+         "https://cdn.example.com/v/clip.mp4?__hdnea__=REDACTED"),
+        // URLs inside a message: each one is redacted, the words around them kept.
+        ("clip: open failed: https://cdn.example.com/c.mp4?hdnts=exp=1~hmac=2 (HTTP 403), then "
+            + "'http://u:p@h/x?token=t'",
+         "clip: open failed: https://cdn.example.com/c.mp4?hdnts=REDACTED (HTTP 403), then 'http://h/x?token=REDACTED'"),
     ])
     func signedURLs(url: String, expected: String) {
         #expect(Redaction.redacted(url) == expected)
