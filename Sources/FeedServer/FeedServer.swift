@@ -24,6 +24,11 @@ public struct FeedServer: Sendable {
         public var defaultLimit = 10
         /// How many items of the first page to prepare (manifest, poster, first segment) before anyone asks.
         public var warmItems = 3
+        /// Origins (`scheme://host[:port]`, or `*`) besides the server's own whose pages may open the viewers'
+        /// WebSocket; a handshake from any other `Origin` is refused.
+        public var allowedOrigins: [String] = []
+        /// What one connection may hold and for how long.
+        public var limits = ConnectionLimits()
 
         /// The defaults.
         public init() {}
@@ -34,6 +39,11 @@ public struct FeedServer: Sendable {
     public let options: Options
     let logger: Logger
     let web: WebFiles
+    /// The open connections, counted against ``ConnectionLimits/maxConnections``.
+    let connections: ConnectionRegistry
+
+    /// Connections open now.
+    public var openConnections: Int { connections.open }
 
     /// A server for `engine` with `options`.
     /// - Throws: when the page's resources are missing from the bundle.
@@ -42,6 +52,7 @@ public struct FeedServer: Sendable {
         self.options = options
         self.logger = logger
         hub = ViewerHub(engine: engine, policy: options.policy)
+        connections = ConnectionRegistry(maxConnections: options.limits.effectiveMaxConnections())
         web = try WebFiles.load()
     }
 
@@ -50,9 +61,22 @@ public struct FeedServer: Sendable {
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let router = Router(context: ServeContext.self)
         addRoutes(to: router)
+        let limits = options.limits, registry = connections
+        let webSocketResponder = router.buildResponder()
+        var http1 = HTTP1Channel.Configuration(
+            idleTimeout: .nanoseconds(Int64(limits.idleTimeout * 1e9)),
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.maxHeaderBytes,
+                                            maxHeaderListSize: limits.maxHeaderBytes, maxHeaderFieldCount: 100))
+        http1.additionalChannelHandlers = { [] }
+        let channel = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: .init(maxFrameSize: 1 << 14))
         var app = Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            server: HTTPServerBuilder { responder in
+                GuardedChannel(inner: HTTP1WebSocketUpgradeChannel(responder: responder,
+                                                                   webSocketResponder: webSocketResponder,
+                                                                   configuration: channel),
+                               limits: limits, registry: registry)
+            },
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: "videofeed"),
             onServerRunning: { channel in
                 await onListening(channel.localAddress?.port ?? 0)
@@ -100,7 +124,12 @@ public struct FeedServer: Sendable {
         router.get("/api/feed") { request, context in try await listing(request, context: context) }
         router.get("/media/**") { request, context in try await media(request, context: context, head: false) }
         router.head("/media/**") { request, context in try await media(request, context: context, head: true) }
-        router.ws("/api/ws") { _, _ in .upgrade([:]) } onUpgrade: { inbound, outbound, _ in
+        let allowed = options.allowedOrigins
+        router.ws("/api/ws") { request, _ in
+            // A handshake from another site's page is refused (400): only the server's own page drives viewers.
+            Self.allows(origin: request.headers[.origin], host: request.head.authority,
+                        allowed: allowed) ? .upgrade([:]) : .dontUpgrade
+        } onUpgrade: { inbound, outbound, _ in
             try await viewerSession(inbound: inbound, outbound: outbound)
         }
     }
@@ -196,66 +225,61 @@ public struct FeedServer: Sendable {
     // MARK: - Media
 
     func media(_ request: Request, context: ServeContext, head: Bool) async throws -> Response {
-        let raw = request.uri.path.dropFirst("/media/".count)
-        var parts: [String] = []
-        for component in raw.split(separator: "/", omittingEmptySubsequences: false) {
-            // Encoded slashes, dot segments, NULs and empty components never name a cached file.
-            guard let decoded = String(component).removingPercentEncoding, !decoded.isEmpty, decoded != ".",
-                  decoded != "..", !decoded.contains("/"), !decoded.contains("\0") else {
-                return plain(.notFound, "not found\n")
-            }
-            parts.append(decoded)
+        // A media path has a fixed shape; anything else is refused before any lookup, in time bounded by the
+        // path's length limit (no per-component search).
+        guard let path = MediaPath(request.uri.path.dropFirst("/media/".count)) else {
+            return plain(.notFound, "not found\n")
         }
         // The folder is listed by this process, or else (another replica listed it, or the server restarted) found
-        // in the feed.
+        // in the feed: at most two candidate splits, each a hash lookup.
         let catalog = engine.catalog
-        var found = await Self.split(parts) { await catalog.knows(folder: $0) }
-        if found == nil { found = await Self.split(parts) { await catalog.resolve(folder: $0) } }
+        var found: (folder: String, file: String)? = nil
+        for candidate in path.candidates where await catalog.knows(folder: candidate.folder) {
+            found = candidate
+            break
+        }
+        if found == nil {
+            for candidate in path.candidates where await catalog.resolve(folder: candidate.folder) {
+                found = candidate
+                break
+            }
+        }
         guard let (folder, file) = found else { return plain(.notFound, "not found\n") }
         let engine = self.engine, name = file
-        let bytes: [UInt8]
+        let opened: CacheFile
         do {
-            if let cached = try await engine.cachedBytes(folder: folder, file: name) {
+            if let cached = try await engine.cachedFile(folder: folder, file: name) {
                 // Cached (the source checked): nothing to wait for, so no work task and no hang-up watch.
-                bytes = cached
+                opened = cached
             } else {
                 // The work is cancelled when the client goes away (a viewer that swiped on, a closed tab).
                 // (The channel's closeFuture is not used for this: a callback on it would keep the task, and the
-                // bytes it returned, until the connection closes — every response of a kept-alive connection.)
+                // file it returned, until the connection closes — every response of a kept-alive connection.)
                 engine.metrics.mediaWaits.increment()
-                bytes = try await HangUpWatch.run(on: context.channel) {
-                    try await engine.bytes(folder: folder, file: name)
+                opened = try await HangUpWatch.run(on: context.channel) {
+                    try await engine.file(folder: folder, file: name)
                 }
             }
         } catch is CancellationError {
             // The client hung up (or the server is stopping): nobody reads this answer.
             return plain(.serviceUnavailable, "cancelled\n")
         } catch let failure as ServeEngine.Failure {
-            switch failure {
+            // Clients read the item and a short reason; the job's report logged the whole error.
+            switch failure.withoutPaths {
             case .notFound: return plain(.notFound, "not found\n")
             case .gone(let why): return plain(.gone, why + "\n")
             case .failed(let why):
-                logger.warning("media \(folder)/\(file): \(why)")
+                logger.debug("media \(folder)/\(file): \(why)")
                 return plain(.unprocessableContent, why + "\n")
             }
         }
-        let response = HTTPRanges.response(for: request, bytes: bytes, key: folder + "/" + file,
-                                           mime: Self.mimeType(file), head: head)
+        let response = HTTPRanges.response(for: request, file: opened, key: folder + "/" + file,
+                                           mime: Self.mimeType(file), head: head, channel: context.channel)
         if !head, response.status == .ok || response.status == .partialContent {
             if file.hasSuffix(".m4s") { engine.metrics.segmentsServed.increment() }
             engine.metrics.filesServed.increment()
         }
         return response
-    }
-
-    /// The item folder and file that `parts` name: the longest leading run of components that `isFolder`, and the
-    /// rest. Nil when none is.
-    static func split(_ parts: [String], isFolder: (String) async -> Bool) async -> (folder: String, file: String)? {
-        for split in stride(from: parts.count - 1, to: 0, by: -1) {
-            let candidate = parts[0..<split].joined(separator: "/")
-            if await isFolder(candidate) { return (candidate, parts[split...].joined(separator: "/")) }
-        }
-        return nil
     }
 
     static func mimeType(_ file: String) -> String {
@@ -286,28 +310,105 @@ public struct FeedServer: Sendable {
     func viewerSession(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let viewer = hub.connect()
         defer { hub.disconnect(viewer) }
+        // Keys in declaration order: `{"type":…,` first, as the page's parser and logs read them.
+        let encoder = JSONEncoder()
         for try await message in inbound.messages(maxSize: 1 << 14) {
-            guard case .text(let text) = message,
-                  let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-                  let type = object["type"] as? String else { continue }
-            switch type {
-            case "hello":
-                hub.hello(viewer, width: object["width"] as? Int, height: object["height"] as? Int,
-                          rendition: object["rendition"] as? String)
-            case "at":
-                guard let index = object["index"] as? Int else { continue }
-                let time = (object["time"] as? Double) ?? Double((object["time"] as? Int) ?? 0)
+            // Anything but a message of the page's shapes, with every number in its bounds, is ignored.
+            guard case .text(let text) = message, let said = ViewerMessage.parse(text) else { continue }
+            switch said {
+            case .hello(let width, let height, let rendition):
+                hub.hello(viewer, width: width, height: height, rendition: rendition)
+            case .at(let index, let time):
                 let answer = await hub.move(viewer, to: index, time: time)
                 if let hit = answer.hit {
-                    try await outbound.write(.text(#"{"type":"swipe","index":\#(index),"hit":\#(hit)}"#))
+                    try await outbound.write(.text(String(decoding: try encoder.encode(
+                        SwipeReply(index: index, hit: hit)), as: UTF8.self)))
                 }
-                let items = answer.window.map { #"{"index":\#($0.index),"state":"\#($0.state)"}"# }
-                try await outbound.write(.text(
-                    #"{"type":"window","current":\#(index),"items":[\#(items.joined(separator: ","))]}"#))
-            default: continue
+                let window = WindowReply(current: index, items: answer.window.map { .init(index: $0.index, state: $0.state) })
+                try await outbound.write(.text(String(decoding: try encoder.encode(window), as: UTF8.self)))
             }
         }
     }
+
+    /// Whether a WebSocket handshake's `Origin` may open a viewer session: none (not a browser), the server's own
+    /// (the request's `Host`, any scheme: a TLS proxy may stand in front), or one of ``Options/allowedOrigins``.
+    /// A page elsewhere that a viewer opens cannot drive this server's work.
+    static func allows(origin: String?, host: String?, allowed: [String]) -> Bool {
+        guard let origin else { return true }
+        let trimmed = origin.trimmingCharacters(in: .whitespaces)
+        if allowed.contains("*") || allowed.contains(where: { $0.caseInsensitiveCompare(trimmed) == .orderedSame }) {
+            return true
+        }
+        guard let host, let url = URL(string: trimmed), let scheme = url.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let name = url.host, url.path.isEmpty || url.path == "/",
+              url.user == nil, url.query == nil else { return false }
+        let authority = url.port.map { "\(name):\($0)" } ?? name
+        let own = host.trimmingCharacters(in: .whitespaces)
+        if authority.caseInsensitiveCompare(own) == .orderedSame { return true }
+        // `Host: example.com` and `Origin: https://example.com:443` (or http and 80) name one origin.
+        let defaultPort = scheme == "https" ? 443 : 80
+        return url.port == defaultPort && name.caseInsensitiveCompare(own) == .orderedSame
+    }
+}
+
+/// What a viewer's page says over the WebSocket, parsed with every number bounded: an index the server could never
+/// list, a time past a day, a box past 16384 pixels or a rendition name past 64 bytes is not a message.
+enum ViewerMessage: Equatable {
+    /// The page's box in device pixels and the rendition it plays.
+    case hello(width: Int?, height: Int?, rendition: String?)
+    /// The viewer is at `index` with its playhead at `time` seconds.
+    case at(index: Int, time: Double)
+
+    /// Indices at most this (the listing's cursors stop there too).
+    static let maxIndex = 999_999_999
+    static let maxTime = 86_400.0
+    static let maxSide = 16_384
+
+    private struct Raw: Decodable {
+        var type: String
+        var index: Int?
+        var time: Double?
+        var width: Int?
+        var height: Int?
+        var rendition: String?
+    }
+
+    /// The message in `text`, or nil.
+    static func parse(_ text: String) -> ViewerMessage? {
+        guard let raw = try? JSONDecoder().decode(Raw.self, from: Data(text.utf8)) else { return nil }
+        switch raw.type {
+        case "hello":
+            if let width = raw.width, !(1...maxSide).contains(width) { return nil }
+            if let height = raw.height, !(1...maxSide).contains(height) { return nil }
+            if let rendition = raw.rendition, rendition.utf8.count > 64 { return nil }
+            return .hello(width: raw.width, height: raw.height, rendition: raw.rendition)
+        case "at":
+            guard let index = raw.index, (0...maxIndex).contains(index) else { return nil }
+            let time = raw.time ?? 0
+            guard time.isFinite, (0...maxTime).contains(time) else { return nil }
+            return .at(index: index, time: time)
+        default:
+            return nil
+        }
+    }
+}
+
+/// `{"type":"swipe","index":…,"hit":…}`: whether the item a viewer moved to was ready.
+struct SwipeReply: Encodable {
+    var type = "swipe"
+    var index: Int
+    var hit: Bool
+}
+
+/// `{"type":"window","current":…,"items":[{"index":…,"state":…}]}`: current ± 2 as the engine sees them.
+struct WindowReply: Encodable {
+    struct Item: Encodable {
+        var index: Int
+        var state: String
+    }
+    var type = "window"
+    var current: Int
+    var items: [Item]
 }
 
 /// The request context: Hummingbird's basics, the WebSocket handle, and the connection's channel (whose close
@@ -346,37 +447,71 @@ struct ErrorLogging: RouterMiddleware {
 /// Notices a client that hangs up while its request waits for work. The server reads nothing more from a connection
 /// while a request is being answered (and allows half-closed connections), so a client's close is not seen until the
 /// answer is written; the socket's TCP state is: `CLOSE_WAIT` once the client has closed its side.
+///
+/// `CLOSE_WAIT` alone cannot tell a client that closed its socket (a tab that swiped on) from one that only finished
+/// sending and still reads (`shutdown(SHUT_WR)`, as some HTTP/1.1 clients and proxies do): the watch then sends an
+/// interim `100 Continue`, which every HTTP/1.1 client skips. A closed socket answers it with a reset, and the work is
+/// cancelled; a half-closed client reads it and waits, and gets its answer (the probe is repeated each second, so a
+/// later close is seen too). No probe is written once the answer may have started: the watch is stopped on the
+/// connection's event loop before the request's handler returns.
 enum HangUpWatch {
-    /// Runs `body` in a task of its own, cancelled when the client hangs up (``start(_:hungUp:)``) or the calling
-    /// task is cancelled.
+    /// Runs `body` in a task of its own, cancelled when the client hangs up (``start(_:probing:hungUp:)``) or the
+    /// calling task is cancelled.
     /// - Throws: `body`'s error; `CancellationError` when it was cancelled, even if it finished.
     static func run<T: Sendable>(on channel: any Channel,
                                  _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let work = Task { try await body() }
-        let watch = start(channel) { work.cancel() }
-        defer { watch.cancel() }
-        let value = try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
+        let probing = NIOLoopBoundBox.makeBoxSendingValue(true, as: Bool.self, eventLoop: channel.eventLoop)
+        let watch = start(channel, probing: probing) { work.cancel() }
+        let result = await withTaskCancellationHandler { await work.result } onCancel: { work.cancel() }
+        watch.cancel()
+        // From here on no probe is written: the answer comes next on this event loop.
+        try? await channel.eventLoop.submit { probing.value = false }.get()
         if work.isCancelled { throw CancellationError() }
-        return value
+        return try result.get()
     }
 
-    /// Linux's `TCP_CLOSE_WAIT`.
+    /// Linux's `TCP_ESTABLISHED` and `TCP_CLOSE_WAIT`.
+    static let established: UInt8 = 1
     static let closeWait: UInt8 = 8
 
-    /// Checks `channel` every 100 ms until cancelled, calling `hungUp` once if the client closed its side.
-    static func start(_ channel: any Channel, hungUp: @escaping @Sendable () -> Void) -> Task<Void, Never> {
+    /// Checks `channel` every 100 ms until cancelled, calling `hungUp` once if the client closed its socket.
+    static func start(_ channel: any Channel, probing: NIOLoopBoundBox<Bool>,
+                      hungUp: @escaping @Sendable () -> Void) -> Task<Void, Never> {
         Task {
             guard let provider = channel as? any SocketOptionProvider else { return }
+            var sinceProbe: Int? = nil
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(100))
                 if Task.isCancelled { return }
+                let state: UInt8
                 do {
-                    let info = try await provider.getTCPInfo().get()
-                    if info.tcpi_state == closeWait {
-                        hungUp()
-                        return
-                    }
+                    state = try await provider.getTCPInfo().get().tcpi_state
                 } catch {
+                    hungUp()
+                    return
+                }
+                if state == established { continue }
+                guard state == closeWait else {
+                    // Reset or closed (a probe was answered with a reset).
+                    hungUp()
+                    return
+                }
+                // Half-closed, or closed: probe now, and again each second while it stays so.
+                if let n = sinceProbe, n < 10 {
+                    sinceProbe = n + 1
+                    continue
+                }
+                sinceProbe = 0
+                let sent = try? await channel.eventLoop.submit { () -> Bool in
+                    guard probing.value,
+                          let guardHandler = try? channel.pipeline.syncOperations.handler(type: ConnectionGuard.self)
+                    else { return false }
+                    guardHandler.sendContinue()
+                    return true
+                }.get()
+                if sent != true {
+                    // No guard to probe through (or the answer has started): a closed side is a hang-up, as before.
                     hungUp()
                     return
                 }

@@ -4,43 +4,69 @@ import Foundation
 import Hummingbird
 import NIOCore
 
-/// Responses for immutable files: a strong `ETag`, `Cache-Control: immutable`, `If-None-Match` → 304, and single
-/// byte ranges (`Range: bytes=a-b`, `a-`, `-n`) → 206 with `Content-Range`, or 416 when unsatisfiable. A header
-/// with several ranges gets the whole file (200), as RFC 9110 allows.
+/// Responses for immutable files (RFC 9110): a strong `ETag`, `Cache-Control: immutable`, `If-None-Match` → 304
+/// (weak comparison, a list or `*`), single byte ranges (`Range: bytes=a-b`, `a-`, `-n`) → 206 with
+/// `Content-Range`, or 416 when unsatisfiable, and `If-Range`: a range is served only when its validator is this
+/// file's ETag (strong comparison); anything else gets the whole file. A header with several ranges gets the whole
+/// file (200), as RFC 9110 allows. The body is read from disk as it is sent.
 enum HTTPRanges {
     /// The ETag of the file at cache key `key` with `count` bytes.
     static func etag(key: String, count: Int) -> String { "\"\(StableHash.short(key))-\(count)\"" }
 
-    /// The answer to `request` for `bytes`.
-    static func response(for request: Request, bytes: [UInt8], key: String, mime: String, head: Bool) -> Response {
-        let tag = etag(key: key, count: bytes.count)
+    /// The answer to `request` for `file`.
+    static func response(for request: Request, file: CacheFile, key: String, mime: String, head: Bool,
+                         channel: any Channel) -> Response {
+        let count = file.size
+        let tag = etag(key: key, count: count)
         var headers: HTTPFields = [
             .contentType: mime,
             .eTag: tag,
             .cacheControl: "public, max-age=31536000, immutable",
             .acceptRanges: "bytes",
         ]
-        if let match = request.headers[.ifNoneMatch],
-           match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag || $0.trimmingCharacters(in: .whitespaces) == "*" }) {
+        if let match = request.headers[values: .ifNoneMatch].nonEmpty?.joined(separator: ","),
+           noneMatch(match, tag) {
             return Response(status: .notModified, headers: headers)
         }
         var status = HTTPResponse.Status.ok
-        var slice = bytes[...]
-        if let range = request.headers[.range] {
-            switch parse(range, count: bytes.count) {
+        var lower = 0, upper = count - 1
+        if let range = request.headers[.range], rangeApplies(request.headers[.ifRange], tag) {
+            switch parse(range, count: count) {
             case .whole: break
             case .unsatisfiable:
-                headers[.contentRange] = "bytes */\(bytes.count)"
+                headers[.contentRange] = "bytes */\(count)"
+                headers[.contentLength] = "0"
                 return Response(status: .rangeNotSatisfiable, headers: headers)
-            case .range(let lower, let upper):
+            case .range(let a, let b):
                 status = .partialContent
-                slice = bytes[lower...upper]
-                headers[.contentRange] = "bytes \(lower)-\(upper)/\(bytes.count)"
+                (lower, upper) = (a, b)
+                headers[.contentRange] = "bytes \(a)-\(b)/\(count)"
             }
         }
-        headers[.contentLength] = String(slice.count)
-        if head { return Response(status: status, headers: headers) }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: slice)))
+        headers[.contentLength] = String(max(0, upper - lower + 1))
+        if head || upper < lower { return Response(status: status, headers: headers) }
+        return Response(status: status, headers: headers, body: file.body(lower, upper, channel: channel))
+    }
+
+    /// Whether `If-None-Match: header` matches `tag` by weak comparison (RFC 9110 13.1.2): `*`, or any listed tag
+    /// equal once a `W/` prefix is dropped from both.
+    static func noneMatch(_ header: String, _ tag: String) -> Bool {
+        let opaque = weakless(tag)
+        return header.split(separator: ",").contains { item in
+            let value = item.trimmingCharacters(in: .whitespaces)
+            return value == "*" || weakless(value) == opaque
+        }
+    }
+
+    /// Whether a `Range` is honoured given `If-Range` (RFC 9110 13.1.5): with no `If-Range`, yes; with one, only when
+    /// it is exactly this file's strong ETag (a weak tag or a date never matches: no `Last-Modified` is sent).
+    static func rangeApplies(_ ifRange: String?, _ tag: String) -> Bool {
+        guard let ifRange else { return true }
+        return ifRange.trimmingCharacters(in: .whitespaces) == tag
+    }
+
+    private static func weakless(_ tag: String) -> Substring {
+        tag.hasPrefix("W/") ? tag.dropFirst(2) : tag[...]
     }
 
     enum Parsed: Equatable {
@@ -75,4 +101,8 @@ enum HTTPRanges {
         guard upper >= lower else { return .whole }
         return .range(lower, min(upper, count - 1))
     }
+}
+
+private extension Array {
+    var nonEmpty: Self? { isEmpty ? nil : self }
 }

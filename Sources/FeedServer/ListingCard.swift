@@ -74,7 +74,10 @@ struct Card: Encodable {
         let base = "/media/" + Card.encode(entry.folder) + "/"
         poster = base + "poster.jpg"
         preview = settings.preview == nil ? nil : base + "preview.mp4"
-        let durations = manifest.segmentDurations.map { ($0 * 1000).rounded() / 1000 }
+        // A card's size must not follow what an upload claims: at most `maxListedSegments` are listed (the first
+        // ten minutes at 2 s), however long the container says the item is.
+        let listed = min(plan.segmentCount, Card.maxListedSegments)
+        let durations = manifest.segmentDurations.prefix(listed).map { ($0 * 1000).rounded() / 1000 }
         renditions = plan.renditions.enumerated().map { r, rendition in
             let codecs = manifest.codecs.indices.contains(r) ? manifest.codecs[r] : "avc1.640028"
             let name = Card.encode(rendition.name)
@@ -82,7 +85,7 @@ struct Card: Encodable {
                 name: rendition.name, width: rendition.width, height: rendition.height, codecs: codecs,
                 mime: "video/mp4; codecs=\"\(codecs)\"", bandwidth: rendition.maxBitrate,
                 initialization: base + name + "/init.mp4",
-                segments: (0..<plan.segmentCount).map { base + name + "/seg-\($0).m4s" },
+                segments: (0..<listed).map { base + name + "/seg-\($0).m4s" },
                 segmentDurations: durations, mp4: settings.makesMP4 ? base + name + ".mp4" : nil)
         }
     }
@@ -103,6 +106,10 @@ struct Card: Encodable {
         createdAt = Card.date(entry.item.createdAt)
         self.error = error
     }
+
+    /// Segments listed per rendition at most (a header claiming 143,165 s listed 71,584 a rendition: 13.8 MB of
+    /// JSON for one card).
+    static let maxListedSegments = 300
 
     static func date(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()

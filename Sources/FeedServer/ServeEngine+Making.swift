@@ -108,6 +108,18 @@ extension ServeEngine {
         let file = try MediaFile(path: path, options: options, cancellation: token)
         let transcoder = try Transcoder(file: file, settings: configuration.settings)
         let plan = transcoder.plan
+        // A segment or init job is asked for by the renditions of the item's manifest: the source, opened again,
+        // must plan the same ones (a probe that found another size would make other files, or none to index).
+        switch key.artifact {
+        case .segment(let r, _), .initialization(let r):
+            let names = plan.renditions.map(\.name)
+            let expected = knownManifest(folder)?.plan.renditions.map(\.name) ?? names
+            guard plan.renditions.indices.contains(r), expected == names else {
+                throw Failure.failed("\(folder): opened again, the source plans renditions \(names) "
+                                     + "where its manifest has \(expected)")
+            }
+        default: break
+        }
         switch key.artifact {
         case .manifest:
             // Every rendition's init and first segment from one pass over the item's first second (one decode for
@@ -130,7 +142,6 @@ extension ServeEngine {
             let initialization = try transcoder.initializationSegment(rendition: r)
             made.files.append(.init(key: "\(folder)/\(plan.renditions[r].name)/init.mp4", bytes: initialization.bytes))
         case .segment(let r, let k):
-            if r >= plan.renditions.count { fatalError("DEBUG folder \(folder) r \(r) k \(k) plan \(plan.renditions.map(\.name)) manifest \(String(describing: knownManifest(folder)?.plan.renditions.map(\.name)))") }
             let name = plan.renditions[r].name
             let initKey = "\(folder)/\(name)/init.mp4"
             // With the init in the cache and the manifest's origin, no pass over the item's start is needed.

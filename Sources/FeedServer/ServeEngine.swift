@@ -79,6 +79,15 @@ public final class ServeEngine: Sendable {
         /// The item cannot be made (its error names it).
         case failed(String)
 
+        /// The same failure with any absolute path in its text cut to its last component.
+        var withoutPaths: Failure {
+            switch self {
+            case .notFound(let s): .notFound(ClientText.withoutPaths(s))
+            case .gone(let s): .gone(ClientText.withoutPaths(s))
+            case .failed(let s): .failed(ClientText.withoutPaths(s))
+            }
+        }
+
         public var description: String {
             switch self {
             case .notFound(let s): "not found: \(s)"
@@ -170,12 +179,12 @@ public final class ServeEngine: Sendable {
     /// - Throws: ``Failure/failed(_:)`` naming the item when it cannot be opened or planned.
     func manifest(for entry: ServedCatalog.Entry) async throws -> ItemManifest {
         if let known = knownManifest(entry.folder) { return known }
-        if let bytes = cache.read(entry.folder + "/manifest.json"),
+        if let bytes = open(entry.folder + "/manifest.json")?.readAll(),
            let manifest = try? JSONDecoder().decode(ItemManifest.self, from: Data(bytes)) {
             items.withLock { $0.keep(manifest, for: entry.folder) }
             return manifest
         }
-        try await waitFor(JobKey(folder: entry.folder, artifact: .manifest))
+        try await waitFor(JobKey(folder: entry.folder, artifact: .manifest), item: entry.item.publicID)
         guard let manifest = knownManifest(entry.folder) else {
             throw Failure.failed("\(entry.item.publicID): manifest not made")
         }
@@ -204,21 +213,24 @@ public final class ServeEngine: Sendable {
         }
     }
 
-    /// The bytes of `file` of the item in `folder` when they are in the cache, found without any work; nil when the
-    /// file is not cached or the item's manifest is not in memory (then ``bytes(folder:file:)`` answers). The item's
-    /// source is checked as for ``bytes(folder:file:)``, and the file must be one the item has.
+    /// The open file `file` of the item in `folder` when it is in the cache, found without any work; nil when the
+    /// file is not cached or the item's manifest is not in memory (then ``file(folder:file:)`` answers). The item's
+    /// source is checked as for ``file(folder:file:)``, and the file must be one the item has.
     /// - Throws: ``Failure``.
-    func cachedBytes(folder: String, file: String) async throws -> [UInt8]? {
+    func cachedFile(folder: String, file: String) async throws -> CacheFile? {
         let entry = try await current(folder)
-        if file == Self.poster { return cache.read(folder + "/" + file) }
+        if file == Self.poster { return open(folder + "/" + file) }
         guard let manifest = knownManifest(entry.folder) else { return nil }
         guard artifact(for: file, manifest: manifest) != nil else { throw Failure.notFound("\(folder)/\(file)") }
-        return cache.read(folder + "/" + file)
+        return open(folder + "/" + file)
     }
 
-    /// The bytes of `file` of the item in `folder` (a path under the batch layout), made now if needed.
+    /// The cached file `key`, open for reading, or nil.
+    func open(_ key: String) -> CacheFile? { cache.openForReading(key).flatMap(CacheFile.init(fd:)) }
+
+    /// The file `file` of the item in `folder` (a path under the batch layout), made now if needed, open for reading.
     /// - Throws: ``Failure``.
-    func bytes(folder: String, file: String) async throws -> [UInt8] {
+    func file(folder: String, file: String) async throws -> CacheFile {
         let entry = try await current(folder)
         // The poster is made from the source alone: a card listed before its manifest shows it at once.
         let artifact: Artifact
@@ -234,15 +246,15 @@ public final class ServeEngine: Sendable {
         let key = folder + "/" + file
         // Made, or evicted between the job and the read by another replica's cache: try twice.
         for _ in 0..<3 {
-            if let bytes = cache.read(key) { return bytes }
-            try await waitFor(JobKey(folder: folder, artifact: artifact))
+            if let opened = open(key) { return opened }
+            try await waitFor(JobKey(folder: folder, artifact: artifact), item: entry.item.publicID)
         }
         throw Failure.failed("\(entry.item.publicID): \(file) could not be kept in the cache")
     }
 
-    /// Waits for a job, turning its errors into ``Failure``; a job cancelled under a waiter that still waits is
-    /// asked for again.
-    func waitFor(_ key: JobKey) async throws {
+    /// Waits for a job, turning its errors into ``Failure``s a client may read (naming `item`, never a server path:
+    /// the pool's report logs the whole error); a job cancelled under a waiter that still waits is asked for again.
+    func waitFor(_ key: JobKey, item: String) async throws {
         for _ in 0..<3 {
             do {
                 try await pool.wait(key)
@@ -251,12 +263,12 @@ public final class ServeEngine: Sendable {
                 if Task.isCancelled { throw CancellationError() }
                 continue
             } catch let failure as Failure {
-                throw failure
+                throw failure.withoutPaths
             } catch {
-                throw Failure.failed(Redaction.redacted(String(describing: error)))
+                throw Failure.failed(ClientText.reason(for: error, item: item))
             }
         }
-        throw Failure.failed("\(key.folder): cancelled")
+        throw Failure.failed("\(item): cancelled")
     }
 
     /// The poster's file name, which needs no manifest.

@@ -40,6 +40,11 @@ actor ServedCatalog {
     private var retiredOrder: [String] = []
     private var retiredHead = 0
     let retiredLimit: Int
+    /// The first index of each public ID's path among the first `indexedCount` items (``resolve(folder:limit:)``).
+    private var pathIndex: [String: Int] = [:]
+    private var indexedCount = 0
+    /// Items read into the path index so far.
+    var itemsIndexed: Int { indexedCount }
     /// Called with each new or changed entry (the engine learns where a folder's source is).
     private let onEntry: @Sendable (Entry) -> Void
     /// Called with each folder retired (the engine forgets what it kept for it).
@@ -130,20 +135,27 @@ actor ServedCatalog {
     func knows(folder: String) -> Bool { byFolder[folder] != nil || retired.contains(folder) }
 
     /// Whether `folder` names an item of the feed, finding it when this process has not listed it yet (a replica
-    /// behind a load balancer answers URLs another replica listed): the items whose public ID maps to the folder's
-    /// path are looked up, reading pages as needed, up to `limit` items.
+    /// behind a load balancer answers URLs another replica listed): the item whose public ID maps to the folder's
+    /// path is looked up in an index of the items read so far, which is extended (reading pages as needed, up to
+    /// `limit` items) only past the last item indexed. Each item is indexed once, so an unknown folder costs a hash
+    /// lookup once the feed is read, however many are asked for.
     func resolve(folder: String, limit: Int = 100_000) async -> Bool {
         if knows(folder: folder) { return true }
-        guard let dot = folder.lastIndex(of: "."), folder.distance(from: dot, to: folder.endIndex) == 9,
-              folder[folder.index(after: dot)...].allSatisfy(\.isHexDigit) else { return false }
-        let path = String(folder[..<dot])
-        var index = 0
-        while index < limit, let item = try? await feed.item(at: index) {
-            if OutputPath.relative(for: item.publicID) == path {
+        guard MediaPath.isItemFolder(folder) else { return false }
+        let path = String(folder.dropLast(9))
+        if let index = pathIndex[path] {
+            _ = try? await entry(at: index)
+            return knows(folder: folder)
+        }
+        while indexedCount < limit, let item = try? await feed.item(at: indexedCount) {
+            let itemPath = OutputPath.relative(for: item.publicID)
+            let index = indexedCount
+            indexedCount += 1
+            if pathIndex[itemPath] == nil { pathIndex[itemPath] = index }
+            if itemPath == path {
                 _ = try? await entry(at: index)
                 return knows(folder: folder)
             }
-            index += 1
         }
         return false
     }

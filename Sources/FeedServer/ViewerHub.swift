@@ -86,6 +86,8 @@ public final class ViewerHub: Sendable {
     /// The viewer is at `index` with its playhead at `time` seconds: re-plans its prefetch, and tells whether a
     /// move to a new item found it ready.
     public func move(_ viewer: Int, to index: Int, time: Double) async -> Answer {
+        // An index past any the server lists (``ViewerMessage/maxIndex``) plans nothing and is not remembered.
+        guard (0...ViewerMessage.maxIndex).contains(index) else { return Answer(hit: nil, window: []) }
         let now = Date().timeIntervalSince(started)
         let seen = viewers.withLock { v -> (viewer: Viewer, moved: Bool)? in
             guard var state = v[viewer] else { return nil }
@@ -99,7 +101,7 @@ public final class ViewerHub: Sendable {
             v[viewer] = state
             return (state, moved)
         }
-        guard let seen, index >= 0 else { return Answer(hit: nil, window: []) }
+        guard let seen else { return Answer(hit: nil, window: []) }
         let catalog = engine.catalog
         var hit: Bool? = nil
         // The viewer waits for this item's files: its requests run before those for other items.

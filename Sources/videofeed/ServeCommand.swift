@@ -45,6 +45,14 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .customLong("job-time-limit"), help: "Seconds one piece of work (a segment, a poster) may take.")
     var jobTimeLimit: Double = 120
 
+    @Option(name: .customLong("allow-origin"),
+            help: "An origin (scheme://host[:port], or *) besides the server's own whose pages may open the viewers' WebSocket; repeatable.")
+    var allowOrigin: [String] = []
+
+    @Option(name: .customLong("max-connections"),
+            help: "Open connections at most (default 10000, under the open-file limit); past it, 503.")
+    var maxConnections: Int?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -52,6 +60,7 @@ struct ServeCommand: ParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0-65535.") }
         if let workers { try NumberRules.count(workers, "--workers", max: NumberRules.maxThreads) }
         try NumberRules.timeLimit(jobTimeLimit, "--job-time-limit")
+        if let maxConnections { try NumberRules.count(maxConnections, "--max-connections", max: 1_000_000) }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical.")
         }
@@ -83,6 +92,8 @@ struct ServeCommand: ParsableCommand {
         options.host = host
         options.port = port
         options.policy = policy.policy
+        options.allowedOrigins = allowOrigin
+        if let maxConnections { options.limits.maxConnections = maxConnections }
         let server = try FeedServer(engine: engine, options: options, logger: logger)
         let host = self.host
         let result = BlockingTask.run {

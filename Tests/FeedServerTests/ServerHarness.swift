@@ -18,7 +18,8 @@ final class ServerHarness: Sendable {
     /// Starts a server over `loader`, caching in `cache` (a new folder when nil).
     static func start(_ loader: any FeedLoader, cache: URL? = nil, workers: Int = 2,
                       settings: TranscodeSettings = TranscodeSettings(),
-                      policy: any PrefetchPolicy = StagedPolicy(), warmItems: Int = 0) async throws -> ServerHarness {
+                      policy: any PrefetchPolicy = StagedPolicy(), warmItems: Int = 0,
+                      options change: (inout FeedServer.Options) -> Void = { _ in }) async throws -> ServerHarness {
         let folder = try cache ?? TestFixtures.temporaryFolder("serve-cache")
         var configuration = ServeEngine.Configuration(cache: folder)
         configuration.workers = workers
@@ -28,6 +29,7 @@ final class ServerHarness: Sendable {
         options.port = 0
         options.policy = policy
         options.warmItems = warmItems
+        change(&options)
         // Quiet: stopping by cancellation makes Hummingbird log errors that say nothing about the test.
         var logger = Logger(label: "videofeed.serve.test")
         logger.logLevel = .critical

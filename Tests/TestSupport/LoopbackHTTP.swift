@@ -109,11 +109,13 @@ public enum LoopbackHTTP {
         private let fd: Int32
         private var pending: [UInt8] = []
 
-        /// Connects and upgrades.
-        public init(port: Int, path: String) throws {
+        /// Connects and upgrades, sending `origin` as a browser does when given.
+        /// - Throws: `EPROTO` when the server does not answer `101`.
+        public init(port: Int, path: String, origin: String? = nil) throws {
             fd = try LoopbackHTTP.connect(port, timeout: 30)
             let key = Data((0..<16).map { _ in UInt8.random(in: 0 ... 255) }).base64EncodedString()
             let head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + (origin.map { "Origin: \($0)\r\n" } ?? "")
                 + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n"
             try LoopbackHTTP.send(fd, Array(head.utf8))
             while LoopbackHTTP.find([13, 10, 13, 10], in: pending, from: 0) == nil { try fill() }

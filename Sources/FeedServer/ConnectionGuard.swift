@@ -1,0 +1,406 @@
+import EngineSupport
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOHTTP1
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What one connection may hold and for how long: the server's defences against clients that connect and do not
+/// finish (slowloris), never read (a stalled download), or send what is not HTTP.
+public struct ConnectionLimits: Sendable {
+    /// Open connections at most (clamped to the process's file limit less ``reservedFiles``). At the limit a new
+    /// connection closes the oldest one that has not sent a whole request yet, or, when there is none, is answered
+    /// `503` with `Retry-After` and closed.
+    public var maxConnections = 10_000
+    /// Seconds a new connection has to send its first request head, in full; then `408` and closed.
+    public var headerTimeout = 10.0
+    /// Seconds a kept-alive connection may wait for its next request (and a later request head may take); then it
+    /// is closed.
+    public var idleTimeout = 30.0
+    /// Seconds an answer may make no progress because the client does not read; then the connection is closed.
+    public var writeTimeout = 30.0
+    /// Bytes a request head may have (request line and headers); past it `431` and closed.
+    public var maxHeaderBytes = 32 * 1024
+    /// File descriptors kept for the work itself (sources, cache files, FFmpeg) when clamping ``maxConnections``.
+    public var reservedFiles = 256
+
+    /// The defaults.
+    public init() {}
+
+    /// ``maxConnections`` under the process's open-file limit (raised to its hard limit first).
+    func effectiveMaxConnections() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return maxConnections }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        // RLIM_INFINITY is all ones: clamped to Int.max like any other huge limit.
+        return max(1, min(maxConnections, max(16, Int(clamping: limit.rlim_cur) - reservedFiles)))
+    }
+}
+
+/// Hummingbird's HTTP/1 channel with a WebSocket upgrade, behind a ``ConnectionGuard`` at the front of every
+/// connection's pipeline, and closed once its handler is done (Hummingbird leaves a connection whose first request
+/// could not be parsed open, and waits for the client to close after a `400`).
+struct GuardedChannel: ServerChildChannel {
+    typealias Value = HTTP1WebSocketUpgradeChannel.Value
+
+    let inner: HTTP1WebSocketUpgradeChannel
+    let limits: ConnectionLimits
+    let registry: ConnectionRegistry
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            try channel.pipeline.syncOperations.addHandler(ConnectionGuard(limits: limits, registry: registry),
+                                                           position: .first)
+            // After the HTTP decoder and the upgrade handler: sees the parser's errors, which nothing else answers
+            // before the first request is decoded.
+            try channel.pipeline.syncOperations.addHandler(ParseErrorAnswer(), position: .last)
+            return value
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        // Hummingbird logs every connection whose first request did not parse as an error; such a connection is
+        // answered and counted here instead (a client could otherwise fill the log), unless the log is verbose.
+        var quiet = logger
+        if quiet.logLevel > .debug { quiet.logLevel = .critical }
+        await inner.handle(value: value, logger: quiet)
+        // Whatever ended the handler (a parse error before any answer, the client's end of input, a WebSocket's
+        // close), the connection ends here: with a `400` when nothing was answered at all.
+        let channel = value.channel
+        _ = try? await channel.eventLoop.submit {
+            let guardHandler = try channel.pipeline.syncOperations.handler(type: ConnectionGuard.self)
+            guardHandler.finish()
+        }.get()
+    }
+}
+
+/// Every open connection, shared by all event loops: the count against ``ConnectionLimits/maxConnections`` and the
+/// connections still waiting for their first request head, oldest first, which a new connection may displace.
+final class ConnectionRegistry: Sendable {
+    private struct State {
+        var open = 0
+        var waiting: [Int: (since: UInt64, channel: any Channel)] = [:]
+        /// Connections closed by ``admit(_:)`` to make room, uncounted then, whose ``leave(_:)`` is still to come.
+        var displaced: Set<Int> = []
+        var next = 0
+    }
+
+    private let state = Locked(State())
+    let maxConnections: Int
+
+    init(maxConnections: Int) { self.maxConnections = max(1, maxConnections) }
+
+    /// What a new connection may do.
+    enum Admission {
+        /// Counted, with its id.
+        case admitted(Int)
+        /// At the limit with nobody to displace.
+        case refused
+    }
+
+    /// Counts a new connection waiting for its head; at the limit, closes the longest-waiting connection that has not
+    /// sent a request head, or refuses.
+    func admit(_ channel: any Channel) -> Admission {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let (admission, displaced) = state.withLock { s -> (Admission, (any Channel)?) in
+            var displaced: (any Channel)? = nil
+            if s.open >= maxConnections {
+                guard let oldest = s.waiting.min(by: { $0.value.since < $1.value.since }) else { return (.refused, nil) }
+                s.waiting[oldest.key] = nil
+                s.displaced.insert(oldest.key)
+                s.open -= 1
+                displaced = oldest.value.channel
+            }
+            s.next += 1
+            s.open += 1
+            s.waiting[s.next] = (now, channel)
+            return (.admitted(s.next), displaced)
+        }
+        // Closed outside the lock, on that connection's own event loop.
+        displaced?.close(promise: nil)
+        return admission
+    }
+
+    /// The connection sent a whole request head: no longer one to displace.
+    func started(_ id: Int) { state.withLock { _ = $0.waiting.removeValue(forKey: id) } }
+
+    /// The connection closed.
+    func leave(_ id: Int) {
+        state.withLock { s in
+            if s.displaced.remove(id) != nil { return }
+            s.waiting[id] = nil
+            s.open -= 1
+        }
+    }
+
+    /// Open connections now.
+    var open: Int { state.withLock { $0.open } }
+}
+
+/// The first handler of every connection, on raw bytes: admits it under the connection limit, times its first
+/// request head (and bounds its size), times writes that make no progress, and ends a connection whose handler
+/// finished or half-closed it. Lives on its channel's event loop.
+final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = IOData
+    typealias OutboundOut = ByteBuffer
+
+    private let limits: ConnectionLimits
+    private let registry: ConnectionRegistry
+    private var id: Int?
+    /// The first request head is complete (`\r\n\r\n` seen).
+    private var headSeen = false
+    /// Bytes of the first head so far, and the last three bytes (a `\r\n\r\n` split across reads).
+    private var headBytes = 0
+    private var tail: [UInt8] = []
+    /// Anything was written to the client.
+    private var answered = false
+    private var headTimer: Scheduled<Void>?
+    private var writeTimer: Scheduled<Void>?
+    private var lingerTimer: Scheduled<Void>?
+    private var closed = false
+
+    init(limits: ConnectionLimits, registry: ConnectionRegistry) {
+        self.limits = limits
+        self.registry = registry
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        savedContext = context
+        if context.channel.isActive { start(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start(context)
+        context.fireChannelActive()
+    }
+
+    private func start(_ context: ChannelHandlerContext) {
+        guard id == nil, !closed else { return }
+        switch registry.admit(context.channel) {
+        case .admitted(let id):
+            self.id = id
+            headTimer = context.eventLoop.assumeIsolated().scheduleTask(
+                in: .nanoseconds(Int64(limits.headerTimeout * 1e9))) {
+                // Nothing sent: just close; part of a head: say why.
+                if self.headBytes > 0 {
+                    self.reject(context, "408 Request Timeout", "the request head did not arrive in time\n")
+                } else {
+                    context.close(promise: nil)
+                }
+            }
+        case .refused:
+            closed = true
+            reject(context, "503 Service Unavailable", "too many connections; try again\n", retryAfter: true)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        cancelTimers()
+        wakeRoomWaiters(failing: ChannelError.ioOnClosedChannel)
+        if let id {
+            registry.leave(id)
+            self.id = nil
+        }
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        cancelTimers()
+    }
+
+    private func cancelTimers() {
+        headTimer?.cancel()
+        writeTimer?.cancel()
+        lingerTimer?.cancel()
+        headTimer = nil
+        writeTimer = nil
+        lingerTimer = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if closed { return }
+        if !headSeen {
+            let buffer = unwrapInboundIn(data)
+            let bytes = buffer.readableBytesView
+            var window = tail
+            var end: Int? = nil
+            for (n, byte) in bytes.enumerated() {
+                window.append(byte)
+                if window.count > 4 { window.removeFirst() }
+                if window == [13, 10, 13, 10] {
+                    end = n + 1
+                    break
+                }
+            }
+            tail = window
+            headBytes += end ?? bytes.count
+            if headBytes > limits.maxHeaderBytes {
+                reject(context, "431 Request Header Fields Too Large", "the request head is too large\n")
+                return
+            }
+            if end != nil {
+                headSeen = true
+                headTimer?.cancel()
+                headTimer = nil
+                tail = []
+                if let id { registry.started(id) }
+            }
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        answered = true
+        // Bytes handed to the socket and not written yet: what ``room()`` bounds.
+        let count = unwrapOutboundIn(data).readableBytes
+        pendingBytes += count
+        let written = promise ?? context.eventLoop.makePromise()
+        written.futureResult.assumeIsolated().whenComplete { _ in
+            self.pendingBytes -= count
+            if self.pendingBytes < Self.roomLimit { self.wakeRoomWaiters(failing: nil) }
+        }
+        context.write(data, promise: written)
+    }
+
+    /// Bytes not yet taken by the socket above which a streamed body waits (``room()``).
+    static let roomLimit = 256 * 1024
+    private var pendingBytes = 0
+    private var roomWaiters: [EventLoopPromise<Void>] = []
+
+    /// Succeeds once fewer than ``roomLimit`` bytes wait for the socket (at once when so); fails when the connection
+    /// closes. A body read from disk asks before each chunk, so a client that does not read holds at most this much
+    /// of the server's memory, whatever the file's size (NIO's writability alone let 96 stalled readers of a 32 MiB
+    /// file pile up 29 MiB each).
+    func room(on loop: any EventLoop) -> EventLoopFuture<Void> {
+        if closed || savedContext?.channel.isActive != true {
+            return loop.makeFailedFuture(ChannelError.ioOnClosedChannel)
+        }
+        if pendingBytes < Self.roomLimit { return loop.makeSucceededVoidFuture() }
+        let waiter = loop.makePromise(of: Void.self)
+        roomWaiters.append(waiter)
+        return waiter.futureResult
+    }
+
+    private func wakeRoomWaiters(failing error: (any Error)?) {
+        guard !roomWaiters.isEmpty else { return }
+        let waiters = roomWaiters
+        roomWaiters = []
+        for waiter in waiters {
+            if let error { waiter.fail(error) } else { waiter.succeed() }
+        }
+    }
+
+    /// Waits for ``room()`` on `channel`'s guard (no guard: no wait).
+    static func room(on channel: any Channel) async throws {
+        try await channel.eventLoop.flatSubmit { () -> EventLoopFuture<Void> in
+            guard let guardHandler = try? channel.pipeline.syncOperations.handler(type: ConnectionGuard.self) else {
+                return channel.eventLoop.makeSucceededVoidFuture()
+            }
+            return guardHandler.room(on: channel.eventLoop)
+        }.get()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            writeTimer?.cancel()
+            writeTimer = nil
+        } else if writeTimer == nil {
+            // The client stopped reading: it has `writeTimeout` seconds to take the next bytes.
+            writeTimer = context.eventLoop.assumeIsolated().scheduleTask(
+                in: .nanoseconds(Int64(limits.writeTimeout * 1e9))) {
+                context.close(promise: nil)
+            }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        context.close(mode: mode, promise: promise)
+        if mode == .output {
+            // The server is done with this connection (Hummingbird half-closes and then waits for the client): the
+            // client gets a moment to read what was sent, then the connection goes.
+            lingerTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(2)) { context.close(promise: nil) }
+        }
+    }
+
+    /// The connection's handler ended: a `400` if nothing was ever answered (the request could not be parsed), then
+    /// the connection is closed.
+    func finish() {
+        guard let context = savedContext, context.channel.isActive, !closed else { return }
+        if !answered {
+            reject(context, "400 Bad Request", "this is not an HTTP/1.1 request this server takes\n")
+        } else {
+            closed = true
+            context.close(promise: nil)
+        }
+    }
+
+    /// This handler's context, for ``finish()`` (called from the connection's task on its event loop).
+    private var savedContext: ChannelHandlerContext?
+
+    /// Writes an interim `100 Continue` (``HangUpWatch``'s probe of a half-closed connection).
+    func sendContinue() {
+        guard let context = savedContext, !closed, context.channel.isActive else { return }
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: "HTTP/1.1 100 Continue\r\n\r\n")),
+                              promise: nil)
+    }
+
+    /// The request could not be parsed: `400` and closed (once).
+    func badRequest() {
+        guard let context = savedContext, !closed else { return }
+        reject(context, "400 Bad Request", "this is not an HTTP/1.1 request this server takes\n")
+    }
+
+    /// Writes `status` with `body` as raw HTTP/1.1 and closes.
+    private func reject(_ context: ChannelHandlerContext, _ status: String, _ body: String, retryAfter: Bool = false) {
+        closed = true
+        cancelTimers()
+        var text = "HTTP/1.1 \(status)\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n"
+        if retryAfter { text += "Retry-After: 1\r\n" }
+        text += "Connection: close\r\n\r\n" + body
+        answered = true
+        // Sent, then the sending side closed and what the client still sends read and dropped for a moment: a close
+        // with unread bytes would reset the connection, and the client could lose the answer.
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: text)))
+            .assumeIsolated().whenComplete { _ in
+                context.close(mode: .output, promise: nil)
+                self.lingerTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(2)) {
+                    context.close(promise: nil)
+                }
+            }
+    }
+}
+
+/// Answers a request that NIO's HTTP parser refused (a TLS handshake, HTTP/0.9 or 9.9, raw UTF-8 in the target,
+/// `Content-Length` with `Transfer-Encoding`, an oversized head) with `400` through the connection's
+/// ``ConnectionGuard``, and closes it. Every other read and error passes through untouched, whatever its type.
+final class ParseErrorAnswer: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = Never
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        context.fireChannelRead(data)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard error is HTTPParserError else {
+            context.fireErrorCaught(error)
+            return
+        }
+        if let guardHandler = try? context.pipeline.syncOperations.handler(type: ConnectionGuard.self) {
+            guardHandler.badRequest()
+        } else {
+            context.close(promise: nil)
+        }
+    }
+}
