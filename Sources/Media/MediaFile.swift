@@ -162,6 +162,15 @@ public final class MediaFile {
             throw MediaError.ffmpeg(input.ioError ?? infoResult, operation: "read stream info", item: item,
                                     interrupt: interrupt)
         }
+        // An interrupt can end FFmpeg's probe early and still report success: the streams are then half known (a
+        // cancelled serve job planned an interlaced TS with one rendition instead of three). Such a file is never used.
+        if interrupt.isCancelled {
+            throw MediaError(.cancelled, operation: "read stream info", item: item, message: "cancelled by the caller")
+        }
+        if interrupt.itemExpired {
+            throw MediaError(.timedOut, operation: "read stream info", item: item,
+                             message: "the item's time limit of \(options.itemTimeLimit ?? 0) s passed")
+        }
         let info = MediaFile.readInfo(ctx)
         if let bomb = MediaFile.indexViolation(ctx) {
             throw MediaError(.limitExceeded, operation: "open", item: item, message: bomb)
