@@ -318,6 +318,25 @@ import Glibc
                 "\(text)")
     }
 
+    @Test func aCardDoesNotGrowWithTheDurationAnUploadClaims() async throws {
+        let server = try await ServerHarness.start(ServeFeeds.loader(try ServeFeeds.folder([Self.clip])))
+        defer { Task { await server.stop() } }
+        _ = try await server.allCards()
+        let entry = try #require(try await server.engine.catalog.entry(at: 0))
+        var manifest = try #require(server.engine.knownManifest(entry.folder))
+        // The header of sample_fragmented.mp4 claims 143,165 s: 71,584 segments a rendition.
+        manifest.plan.duration = 143_165
+        manifest.plan.lastFrameStart = 143_164
+        #expect(manifest.plan.segmentCount > 70_000)
+        let card = Card(entry: entry, manifest: manifest, settings: server.engine.configuration.settings)
+        for rendition in try #require(card.renditions) {
+            #expect(rendition.segments.count == Card.maxListedSegments)
+            #expect(rendition.segmentDurations.count == rendition.segments.count)
+        }
+        let bytes = try JSONEncoder().encode(card)
+        #expect(bytes.count < 100_000, "\(bytes.count) bytes")
+    }
+
     // MARK: - HTTP
 
     @Test func ifRangeAndWeakValidatorsFollowRFC9110() async throws {
