@@ -10,7 +10,9 @@ enum ClientText {
         let why: String
         switch error {
         case let media as MediaError:
-            why = "\(media.operation) failed: \(media.kind.readable)"
+            // FFmpeg's words, or ours (a limit and why), without any path in them.
+            let message = withoutPaths(media.message)
+            why = "\(media.operation) failed: \(media.kind.readable)" + (message.isEmpty ? "" : " (\(message))")
         case let cache as CacheError:
             why = cache.isOutOfSpace ? "the server's cache is full" : "the server could not store it"
         case is CancellationError:
