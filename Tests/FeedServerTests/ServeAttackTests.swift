@@ -261,6 +261,36 @@ import Glibc
         #expect(grown < 200, "resident memory grew \(grown) MiB for 24 stalled readers of a 32 MiB file")
     }
 
+    @Test func anAnswerThatMakesNoProgressEndsItsConnection() async throws {
+        let server = try await ServerHarness.start(ServeFeeds.loader(try ServeFeeds.folder([Self.clip])), options: {
+            $0.limits.writeTimeout = 1
+        })
+        defer { Task { await server.stop() } }
+        let card = try #require(try await server.allCards().first)
+        let mp4 = try #require((card["renditions"] as? [[String: Any]])?.first?["mp4"] as? String)
+        let size = 32 << 20
+        try server.engine.cache.write(String(mp4.dropFirst("/media/".count)), [UInt8](repeating: 0x42, count: size))
+        let fd = try LoopbackHTTP.connect(server.port, timeout: 20)
+        defer { close(fd) }
+        var small: Int32 = 4096
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        try LoopbackHTTP.send(fd, Array("GET \(mp4) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(try await Self.eventually { server.server.openConnections == 1 })
+        // The client reads nothing: the connection goes after the write timeout (1 s) and the whole file never comes.
+        #expect(try await Self.eventually { server.server.openConnections == 0 })
+        let received = try await Self.blocking { () -> Int in
+            var total = 0
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, 65536, 0) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return total }
+                total += n
+            }
+        }
+        #expect(received < size, "\(received) bytes")
+    }
+
     /// Whether `condition` holds within 10 s (checked every 20 ms).
     static func eventually(_ condition: () -> Bool) async throws -> Bool {
         for _ in 0..<500 {
