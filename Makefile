@@ -93,6 +93,7 @@ test: deps browser-deps
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter RemoteFaultTests
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter FeedPlayerLatencyTests
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter SoakTests
+	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter ServeMemoryTests
 
 # C-interop suites under AddressSanitizer (Media, Thumbnails, and the CLI that drives them), the concurrent suites
 # (Feed, Prefetch, FeedPlayer, the thumbnail and transcode batches, the transcoder's encoder lanes, the server) under

@@ -13,7 +13,7 @@ import Glibc
 /// What one connection may hold and for how long: the server's defences against clients that connect and do not
 /// finish (slowloris), never read (a stalled download), or send what is not HTTP.
 public struct ConnectionLimits: Sendable {
-    /// Open connections at most (clamped to the process's file limit less ``reservedFiles``). At the limit a new
+    /// Open connections at most (clamped to half the process's file limit less ``reservedFiles``). At the limit a new
     /// connection closes the oldest one that has not sent a whole request yet, or, when there is none, is answered
     /// `503` with `Retry-After` and closed.
     public var maxConnections = 10_000
@@ -41,8 +41,10 @@ public struct ConnectionLimits: Sendable {
             raised.rlim_cur = limit.rlim_max
             if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
         }
-        // RLIM_INFINITY is all ones: clamped to Int.max like any other huge limit.
-        return max(1, min(maxConnections, max(16, Int(clamping: limit.rlim_cur) - reservedFiles)))
+        // RLIM_INFINITY is all ones: clamped to Int.max like any other huge limit. A connection can hold two
+        // descriptors: its socket and the cache file it streams.
+        let files = Int(clamping: limit.rlim_cur)
+        return max(1, min(maxConnections, max(16, (files - reservedFiles) / 2)))
     }
 }
 
@@ -88,7 +90,7 @@ struct GuardedChannel: ServerChildChannel {
 final class ConnectionRegistry: Sendable {
     private struct State {
         var open = 0
-        var waiting: [Int: (since: UInt64, channel: any Channel)] = [:]
+        var waiting: [Int: any Channel] = [:]
         /// Connections closed by ``admit(_:)`` to make room, uncounted then, whose ``leave(_:)`` is still to come.
         var displaced: Set<Int> = []
         var next = 0
@@ -110,19 +112,20 @@ final class ConnectionRegistry: Sendable {
     /// Counts a new connection waiting for its head; at the limit, closes the longest-waiting connection that has not
     /// sent a request head, or refuses.
     func admit(_ channel: any Channel) -> Admission {
-        let now = DispatchTime.now().uptimeNanoseconds
         let (admission, displaced) = state.withLock { s -> (Admission, (any Channel)?) in
             var displaced: (any Channel)? = nil
             if s.open >= maxConnections {
-                guard let oldest = s.waiting.min(by: { $0.value.since < $1.value.since }) else { return (.refused, nil) }
-                s.waiting[oldest.key] = nil
-                s.displaced.insert(oldest.key)
+                // Ids only grow: the smallest waiting is the one waiting longest.
+                guard let oldest = s.waiting.keys.min(), let channel = s.waiting.removeValue(forKey: oldest) else {
+                    return (.refused, nil)
+                }
+                s.displaced.insert(oldest)
                 s.open -= 1
-                displaced = oldest.value.channel
+                displaced = channel
             }
             s.next += 1
             s.open += 1
-            s.waiting[s.next] = (now, channel)
+            s.waiting[s.next] = channel
             return (.admitted(s.next), displaced)
         }
         // Closed outside the lock, on that connection's own event loop.
@@ -163,6 +166,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// Bytes of the first head so far, and the last three bytes (a `\r\n\r\n` split across reads).
     private var headBytes = 0
     private var tail: [UInt8] = []
+    /// A byte other than CR or LF has come.
+    private var headStarted = false
     /// Anything was written to the client.
     private var answered = false
     private var headTimer: Scheduled<Void>?
@@ -191,7 +196,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case .admitted(let id):
             self.id = id
             headTimer = context.eventLoop.assumeIsolated().scheduleTask(
-                in: .nanoseconds(Int64(limits.headerTimeout * 1e9))) {
+                in: Self.amount(limits.headerTimeout)) {
                 // Nothing sent: just close; part of a head: say why.
                 if self.headBytes > 0 {
                     self.reject(context, "408 Request Timeout", "the request head did not arrive in time\n")
@@ -208,6 +213,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         cancelTimers()
         wakeRoomWaiters(failing: ChannelError.ioOnClosedChannel)
+        savedContext = nil
         if let id {
             registry.leave(id)
             self.id = nil
@@ -216,6 +222,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        // The context holds this handler and its pipeline: let it go, or every connection would stay in memory.
+        savedContext = nil
         cancelTimers()
     }
 
@@ -236,6 +244,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             var window = tail
             var end: Int? = nil
             for (n, byte) in bytes.enumerated() {
+                // The parser skips blank lines before a request line: they start no head (a client sending only
+                // `\r\n\r\n` must not pass for one that sent its request).
+                if !headStarted {
+                    if byte == 13 || byte == 10 { continue }
+                    headStarted = true
+                }
                 window.append(byte)
                 if window.count > 4 { window.removeFirst() }
                 if window == [13, 10, 13, 10] {
@@ -318,7 +332,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         } else if writeTimer == nil {
             // The client stopped reading: it has `writeTimeout` seconds to take the next bytes.
             writeTimer = context.eventLoop.assumeIsolated().scheduleTask(
-                in: .nanoseconds(Int64(limits.writeTimeout * 1e9))) {
+                in: Self.amount(limits.writeTimeout)) {
                 context.close(promise: nil)
             }
         }
@@ -326,12 +340,22 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
-        context.close(mode: mode, promise: promise)
-        if mode == .output {
-            // The server is done with this connection (Hummingbird half-closes and then waits for the client): the
-            // client gets a moment to read what was sent, then the connection goes.
-            lingerTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(2)) { context.close(promise: nil) }
+        guard mode == .output else {
+            context.close(mode: mode, promise: promise)
+            return
         }
+        // The server is done with this connection (Hummingbird half-closes and then waits for the client). NIO closes
+        // the sending side once everything pending is written (a stalled client meets the write timeout meanwhile);
+        // from then the client has a moment to read it, then the connection goes.
+        let closed = context.eventLoop.makePromise(of: Void.self)
+        closed.futureResult.assumeIsolated().whenComplete { _ in
+            self.lingerTimer?.cancel()
+            self.lingerTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(2)) {
+                context.close(promise: nil)
+            }
+        }
+        if let promise { closed.futureResult.cascade(to: promise) }
+        context.close(mode: .output, promise: closed)
     }
 
     /// The connection's handler ended: a `400` if nothing was ever answered (the request could not be parsed), then
@@ -344,6 +368,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             closed = true
             context.close(promise: nil)
         }
+    }
+
+    /// `seconds` as a timer's delay, within a day (an infinite or huge value would trap converting).
+    static func amount(_ seconds: Double) -> TimeAmount {
+        .nanoseconds(Int64((seconds.isFinite ? min(max(seconds, 0), 86_400) : 86_400) * 1e9))
     }
 
     /// This handler's context, for ``finish()`` (called from the connection's task on its event loop).
@@ -359,13 +388,24 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// The request could not be parsed: `400` and closed (once).
     func badRequest() {
         guard let context = savedContext, !closed else { return }
+        // After an answer has started (a later pipelined request failed to parse), a raw 400 would land inside it.
+        if answered {
+            closed = true
+            context.close(promise: nil)
+            return
+        }
         reject(context, "400 Bad Request", "this is not an HTTP/1.1 request this server takes\n")
     }
 
     /// Writes `status` with `body` as raw HTTP/1.1 and closes.
     private func reject(_ context: ChannelHandlerContext, _ status: String, _ body: String, retryAfter: Bool = false) {
         closed = true
-        cancelTimers()
+        // The head timer goes; the write timer stays (the answer may queue behind a stalled one), and a hard deadline
+        // ends the connection whatever happens to the answer.
+        headTimer?.cancel()
+        headTimer = nil
+        lingerTimer?.cancel()
+        lingerTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(5)) { context.close(promise: nil) }
         var text = "HTTP/1.1 \(status)\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n"
         if retryAfter { text += "Retry-After: 1\r\n" }
         text += "Connection: close\r\n\r\n" + body
@@ -375,6 +415,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: text)))
             .assumeIsolated().whenComplete { _ in
                 context.close(mode: .output, promise: nil)
+                self.lingerTimer?.cancel()
                 self.lingerTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(2)) {
                     context.close(promise: nil)
                 }

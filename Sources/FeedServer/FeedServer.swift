@@ -64,7 +64,7 @@ public struct FeedServer: Sendable {
         let limits = options.limits, registry = connections
         let webSocketResponder = router.buildResponder()
         var http1 = HTTP1Channel.Configuration(
-            idleTimeout: .nanoseconds(Int64(limits.idleTimeout * 1e9)),
+            idleTimeout: ConnectionGuard.amount(limits.idleTimeout),
             httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.maxHeaderBytes,
                                             maxHeaderListSize: limits.maxHeaderBytes, maxHeaderFieldCount: 100))
         http1.additionalChannelHandlers = { [] }
@@ -335,19 +335,25 @@ public struct FeedServer: Sendable {
     /// A page elsewhere that a viewer opens cannot drive this server's work.
     static func allows(origin: String?, host: String?, allowed: [String]) -> Bool {
         guard let origin else { return true }
-        let trimmed = origin.trimmingCharacters(in: .whitespaces)
-        if allowed.contains("*") || allowed.contains(where: { $0.caseInsensitiveCompare(trimmed) == .orderedSame }) {
-            return true
+        // Compared as `scheme://host[:port]`, case-insensitively, without a trailing slash.
+        func normal(_ text: String) -> String {
+            var t = text.trimmingCharacters(in: .whitespaces).lowercased()
+            while t.hasSuffix("/") { t.removeLast() }
+            return t
         }
+        let trimmed = normal(origin)
+        if allowed.contains("*") || allowed.contains(where: { normal($0) == trimmed }) { return true }
         guard let host, let url = URL(string: trimmed), let scheme = url.scheme?.lowercased(),
               scheme == "http" || scheme == "https", let name = url.host, url.path.isEmpty || url.path == "/",
               url.user == nil, url.query == nil else { return false }
-        let authority = url.port.map { "\(name):\($0)" } ?? name
+        // Foundation gives an IPv6 literal without its brackets; `Host` has them.
+        let host6 = name.contains(":") ? "[\(name)]" : name
+        let authority = url.port.map { "\(host6):\($0)" } ?? host6
         let own = host.trimmingCharacters(in: .whitespaces)
         if authority.caseInsensitiveCompare(own) == .orderedSame { return true }
         // `Host: example.com` and `Origin: https://example.com:443` (or http and 80) name one origin.
         let defaultPort = scheme == "https" ? 443 : 80
-        return url.port == defaultPort && name.caseInsensitiveCompare(own) == .orderedSame
+        return url.port == defaultPort && host6.caseInsensitiveCompare(own) == .orderedSame
     }
 }
 

@@ -143,20 +143,19 @@ actor ServedCatalog {
         if knows(folder: folder) { return true }
         guard MediaPath.isItemFolder(folder) else { return false }
         let path = String(folder.dropLast(9))
-        if let index = pathIndex[path] {
-            _ = try? await entry(at: index)
-            return knows(folder: folder)
-        }
-        while indexedCount < limit, let item = try? await feed.item(at: indexedCount) {
-            let itemPath = OutputPath.relative(for: item.publicID)
-            let index = indexedCount
-            indexedCount += 1
-            if pathIndex[itemPath] == nil { pathIndex[itemPath] = index }
-            if itemPath == path {
+        while true {
+            if let index = pathIndex[path] {
                 _ = try? await entry(at: index)
                 return knows(folder: folder)
             }
+            let index = indexedCount
+            guard index < limit, let item = try? await feed.item(at: index) else { return false }
+            // Another lookup may have indexed this item while this one waited for it (the actor is reentrant): look
+            // again from the top.
+            guard indexedCount == index else { continue }
+            indexedCount += 1
+            let itemPath = OutputPath.relative(for: item.publicID)
+            if pathIndex[itemPath] == nil { pathIndex[itemPath] = index }
         }
-        return false
     }
 }

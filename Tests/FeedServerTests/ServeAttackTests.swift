@@ -101,6 +101,9 @@ import Glibc
         #expect(!FeedServer.allows(origin: "http://feed.example.com.evil", host: "feed.example.com", allowed: []))
         #expect(!FeedServer.allows(origin: "http://x@feed.example.com", host: "feed.example.com", allowed: []))
         #expect(FeedServer.allows(origin: "http://anything", host: "h", allowed: ["*"]))
+        #expect(FeedServer.allows(origin: "http://[::1]:8080", host: "[::1]:8080", allowed: []))
+        #expect(!FeedServer.allows(origin: "http://[::2]:8080", host: "[::1]:8080", allowed: []))
+        #expect(FeedServer.allows(origin: "https://app.example.com", host: "h", allowed: ["HTTPS://App.Example.com/"]))
     }
 
     // MARK: - Paths
@@ -146,6 +149,17 @@ import Glibc
                                   settings: TranscodeSettings(), onEntry: { _ in })
         #expect(await fresh.resolve(folder: entry.folder))
         #expect(await fresh.resolve(folder: "p/item2999.0123abcd") == false)
+        // Lookups at once (a restarted replica asked for many segments) each find their item.
+        var folders: [String] = []
+        for n in [5, 700, 701, 1500, 2998] { folders.append(try #require(try await catalog.entry(at: n)).folder) }
+        let third = ServedCatalog(feed: Feed(loader: ManifestFeedLoader(file: manifest)),
+                                  settings: TranscodeSettings(), onEntry: { _ in })
+        let found = await withTaskGroup(of: Bool.self) { group in
+            for folder in folders + folders { group.addTask { await third.resolve(folder: folder) } }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(found == Array(repeating: true, count: 10))
+        #expect(await third.itemsIndexed == 2999)
     }
 
     @Test func aDeepPathIsRefusedAtOnce() async throws {
@@ -176,6 +190,8 @@ import Glibc
                                      + "\r\n\r\n").utf8), "431"),
             ("half a request", Array("GET /healthz HTTP/1.1\r\nHost: x\r\n".utf8), "408"),
             ("HTTP/0.9", Array("GET /\r\n".utf8), "408"),
+            // Blank lines before a request start no head: closed at the head timeout, not held as a started one.
+            ("blank lines", Array("\r\n\r\n\r\n".utf8), "408"),
         ]
         for (name, bytes, status) in cases {
             let answer = try await Self.blocking { try Self.raw(port, bytes) }
@@ -194,6 +210,8 @@ import Glibc
         let server = try await ServerHarness.start(ServeFeeds.loader(try ServeFeeds.folder([Self.clip])), options: {
             $0.limits.maxConnections = 4
             $0.limits.reservedFiles = 0
+            // However slow the machine, the unfinished requests are still waiting when the fifth comes.
+            $0.limits.headerTimeout = 600
         })
         defer { Task { await server.stop() } }
         let port = server.port
@@ -230,37 +248,6 @@ import Glibc
         #expect(answered)
     }
 
-    @Test func aReaderThatNeverReadsHoldsNoWholeFile() async throws {
-        let server = try await ServerHarness.start(ServeFeeds.loader(try ServeFeeds.folder([Self.clip])), options: {
-            $0.limits.writeTimeout = 600
-        })
-        defer { Task { await server.stop() } }
-        // A 32 MiB cached file an item has (its fast-start MP4, replaced by bytes of our own).
-        let card = try #require(try await server.allCards().first)
-        let mp4 = try #require((card["renditions"] as? [[String: Any]])?.first?["mp4"] as? String)
-        let key = String(mp4.dropFirst("/media/".count))
-        let size = 32 << 20
-        try server.engine.cache.write(key, [UInt8](repeating: 0x42, count: size))
-        // One byte of it reads one byte.
-        let one = try await server.get(mp4, headers: ["Range": "bytes=1000-1000"])
-        #expect(one.status == 206 && one.body == [0x42] && one.headers["content-range"] == "bytes 1000-1000/\(size)")
-        // 24 clients that ask for it and never read: whole files held would be 768 MiB.
-        let before = Self.residentMiB()
-        var readers: [Int32] = []
-        defer { readers.forEach { close($0) } }
-        for _ in 0..<24 {
-            let fd = try LoopbackHTTP.connect(server.port)
-            var small: Int32 = 4096
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-            try LoopbackHTTP.send(fd, Array("GET \(mp4) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
-            readers.append(fd)
-        }
-        try await Task.sleep(for: .seconds(2))
-        #expect(try await server.get("/healthz").status == 200)
-        let grown = Self.residentMiB() - before
-        #expect(grown < 200, "resident memory grew \(grown) MiB for 24 stalled readers of a 32 MiB file")
-    }
-
     @Test func anAnswerThatMakesNoProgressEndsItsConnection() async throws {
         let server = try await ServerHarness.start(ServeFeeds.loader(try ServeFeeds.folder([Self.clip])), options: {
             $0.limits.writeTimeout = 1
@@ -276,19 +263,8 @@ import Glibc
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
         try LoopbackHTTP.send(fd, Array("GET \(mp4) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
         #expect(try await Self.eventually { server.server.openConnections == 1 })
-        // The client reads nothing: the connection goes after the write timeout (1 s) and the whole file never comes.
+        // The client reads nothing: the connection goes after the write timeout (1 s), its slot with it.
         #expect(try await Self.eventually { server.server.openConnections == 0 })
-        let received = try await Self.blocking { () -> Int in
-            var total = 0
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, 65536, 0) }
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return total }
-                total += n
-            }
-        }
-        #expect(received < size, "\(received) bytes")
     }
 
     /// Whether `condition` holds within 10 s (checked every 20 ms).
@@ -298,12 +274,6 @@ import Glibc
             try await Task.sleep(for: .milliseconds(20))
         }
         return condition()
-    }
-
-    static func residentMiB() -> Int {
-        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1024
     }
 
     @Test func aClientThatHalfClosesAfterItsRequestStillGetsTheSegment() async throws {

@@ -41,7 +41,10 @@ import Testing
             let folder = poster.dropFirst("/media/".count).dropLast("/poster.jpg".count)
             return server.engine.cache.contains("\(folder)/360x640/seg-0.m4s")
         }
-        #expect(try await eventually { ready(1) && ready(2) })
+        #expect(try await eventually {
+            try ws.answerPings()
+            return ready(1) && ready(2)
+        })
         #expect(!ready(5))
         // The swipe to item 1 is a hit, answered over the socket.
         try ws.send(#"{"type":"at","index":1,"time":0}"#)

@@ -131,9 +131,11 @@ public enum LoopbackHTTP {
         public func hangUp() { shutdown(fd, Int32(SHUT_RDWR)) }
 
         /// Sends one masked text frame.
-        public func send(_ text: String) throws {
-            let payload = Array(text.utf8)
-            var frame: [UInt8] = [0x81]
+        public func send(_ text: String) throws { try sendFrame(opcode: 1, Array(text.utf8)) }
+
+        /// Sends one masked frame.
+        private func sendFrame(opcode: UInt8, _ payload: [UInt8]) throws {
+            var frame: [UInt8] = [0x80 | opcode]
             if payload.count < 126 {
                 frame.append(0x80 | UInt8(payload.count))
             } else {
@@ -145,6 +147,29 @@ public enum LoopbackHTTP {
             frame.append(contentsOf: mask)
             frame.append(contentsOf: payload.enumerated().map { $0.element ^ mask[$0.offset % 4] })
             try LoopbackHTTP.send(fd, frame)
+        }
+
+        /// Reads what has arrived without waiting and answers the pings at its front (a test that waits for
+        /// something else meanwhile keeps the socket alive, as a browser's would be); other frames stay for
+        /// ``receive()``.
+        public func answerPings() throws {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, 65536, Int32(MSG_DONTWAIT)) }
+                if n > 0 { pending.append(contentsOf: buffer[0..<n]); continue }
+                if n == 0 { throw POSIXError(.ECONNRESET) }
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { break }
+                throw POSIXError(.ECONNRESET)
+            }
+            // Pings are short: a 7-bit length, masked never (server frames).
+            while pending.count >= 2, pending[0] & 0x0f == 9, pending[1] & 0x7f < 126,
+                  pending.count >= 2 + Int(pending[1] & 0x7f) {
+                let length = Int(pending[1] & 0x7f)
+                let payload = Array(pending[2..<(2 + length)])
+                pending.removeFirst(2 + length)
+                try sendFrame(opcode: 0xA, payload)
+            }
         }
 
         /// The next text message.
@@ -168,6 +193,8 @@ public enum LoopbackHTTP {
                 pending.removeFirst(offset + length)
                 if opcode == 1 { return String(decoding: payload, as: UTF8.self) }
                 if opcode == 8 { throw POSIXError(.ECONNRESET) }
+                // A ping is answered, as a browser does: the server closes a socket whose pings go unanswered.
+                if opcode == 9 { try sendFrame(opcode: 0xA, payload) }
             }
         }
 
