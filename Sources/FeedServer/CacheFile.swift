@@ -46,16 +46,16 @@ final class CacheFile: Sendable {
     }
 
     /// A response body of bytes `lower...upper`, read a chunk at a time as `channel` takes them: the next chunk is
-    /// read only once fewer than ``ConnectionGuard/roomLimit`` bytes wait for the socket, so a client that does not
+    /// read only once fewer than ``ConnectionBacklog/limit`` bytes wait for the socket, so a client that does not
     /// read holds that and one chunk of this process's memory, whatever the file's size.
-    func body(_ lower: Int, _ upper: Int, channel: any Channel) -> ResponseBody {
+    func body(_ lower: Int, _ upper: Int, backlog: ConnectionBacklog?) -> ResponseBody {
         let count = upper - lower + 1
         return ResponseBody(contentLength: count) { writer in
             var offset = lower
             let end = upper + 1
             while offset < end {
-                // Each chunk is read only when the connection has room for it (``ConnectionGuard/room(on:)``).
-                try await ConnectionGuard.room(on: channel)
+                // Each chunk is read only when the connection has room for it.
+                try await backlog?.room()
                 let want = min(Self.chunk, end - offset)
                 var buffer = ByteBufferAllocator().buffer(capacity: want)
                 var failed: Int32 = 0
@@ -70,6 +70,9 @@ final class CacheFile: Sendable {
                 // A cache file is never shorter than when it was opened; if it is, the response cannot be finished.
                 guard got > 0 else { throw POSIXError(POSIXErrorCode(rawValue: failed) ?? .EIO) }
                 offset += got
+                // Counted here, before the writer hands it on (the event loop may take its time); the connection's
+                // guard takes it off once the socket has it.
+                backlog?.add(got)
                 try await writer.write(buffer)
             }
             try await writer.finish(nil)

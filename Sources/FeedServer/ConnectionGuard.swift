@@ -78,10 +78,9 @@ struct GuardedChannel: ServerChildChannel {
         // Whatever ended the handler (a parse error before any answer, the client's end of input, a WebSocket's
         // close), the connection ends here: with a `400` when nothing was answered at all.
         let channel = value.channel
-        _ = try? await channel.eventLoop.submit {
-            let guardHandler = try channel.pipeline.syncOperations.handler(type: ConnectionGuard.self)
-            guardHandler.finish()
-        }.get()
+        channel.eventLoop.execute {
+            (try? channel.pipeline.syncOperations.handler(type: ConnectionGuard.self))?.finish()
+        }
     }
 }
 
@@ -94,6 +93,8 @@ final class ConnectionRegistry: Sendable {
         /// Connections closed by ``admit(_:)`` to make room, uncounted then, whose ``leave(_:)`` is still to come.
         var displaced: Set<Int> = []
         var next = 0
+        /// Each open connection's backlog, by its channel.
+        var backlogs: [ObjectIdentifier: (id: Int, backlog: ConnectionBacklog)] = [:]
     }
 
     private let state = Locked(State())
@@ -111,7 +112,7 @@ final class ConnectionRegistry: Sendable {
 
     /// Counts a new connection waiting for its head; at the limit, closes the longest-waiting connection that has not
     /// sent a request head, or refuses.
-    func admit(_ channel: any Channel) -> Admission {
+    func admit(_ channel: any Channel, backlog: ConnectionBacklog) -> Admission {
         let (admission, displaced) = state.withLock { s -> (Admission, (any Channel)?) in
             var displaced: (any Channel)? = nil
             if s.open >= maxConnections {
@@ -126,6 +127,7 @@ final class ConnectionRegistry: Sendable {
             s.next += 1
             s.open += 1
             s.waiting[s.next] = channel
+            s.backlogs[ObjectIdentifier(channel)] = (s.next, backlog)
             return (.admitted(s.next), displaced)
         }
         // Closed outside the lock, on that connection's own event loop.
@@ -137,8 +139,9 @@ final class ConnectionRegistry: Sendable {
     func started(_ id: Int) { state.withLock { _ = $0.waiting.removeValue(forKey: id) } }
 
     /// The connection closed.
-    func leave(_ id: Int) {
+    func leave(_ id: Int, channel: any Channel) {
         state.withLock { s in
+            if s.backlogs[ObjectIdentifier(channel)]?.id == id { s.backlogs[ObjectIdentifier(channel)] = nil }
             if s.displaced.remove(id) != nil { return }
             s.waiting[id] = nil
             s.open -= 1
@@ -147,6 +150,42 @@ final class ConnectionRegistry: Sendable {
 
     /// Open connections now.
     var open: Int { state.withLock { $0.open } }
+
+    /// The backlog of `channel`, while it is open.
+    func backlog(of channel: any Channel) -> ConnectionBacklog? {
+        state.withLock { $0.backlogs[ObjectIdentifier(channel)]?.backlog }
+    }
+}
+
+/// The bytes of a streamed body on their way to one connection's socket: counted on by the task that streams the body
+/// before it hands a chunk on, off by the connection's guard once the socket has taken them; the task only looks (no
+/// hop to the event loop) and waits while there is no room: a client
+/// that does not read holds at most ``limit`` and a chunk of the server's memory, whatever the file's size (NIO's
+/// writability alone let 96 stalled readers of a 32 MiB file pile up 29 MiB each). Thread-safe: its state is under a
+/// lock.
+final class ConnectionBacklog: Sendable {
+    /// Bytes waiting above which a streamed body waits.
+    static let limit = 256 * 1024
+    private let state = Locked((bytes: 0, closed: false))
+
+    /// `count` bytes of a body are on their way to the socket.
+    func add(_ count: Int) { state.withLock { $0.bytes += count } }
+    /// The socket took `count` bytes (a response head's among them: never below 0).
+    func written(_ count: Int) { state.withLock { $0.bytes = max(0, $0.bytes - count) } }
+    func close() { state.withLock { $0.closed = true } }
+
+    /// Returns once fewer than ``limit`` bytes wait (at once when so), looking again after 1, 2, 4 … 100 ms.
+    /// - Throws: `ChannelError.ioOnClosedChannel` once the connection is closed.
+    func room() async throws {
+        var pause = 1
+        while true {
+            let (bytes, closed) = state.withLock { ($0.bytes, $0.closed) }
+            if closed { throw ChannelError.ioOnClosedChannel }
+            if bytes < Self.limit { return }
+            try await Task.sleep(for: .milliseconds(pause))
+            pause = min(pause * 2, 100)
+        }
+    }
 }
 
 /// The first handler of every connection, on raw bytes: admits it under the connection limit, times its first
@@ -192,7 +231,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func start(_ context: ChannelHandlerContext) {
         guard id == nil, !closed else { return }
-        switch registry.admit(context.channel) {
+        switch registry.admit(context.channel, backlog: backlog) {
         case .admitted(let id):
             self.id = id
             headTimer = context.eventLoop.assumeIsolated().scheduleTask(
@@ -212,10 +251,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         cancelTimers()
-        wakeRoomWaiters(failing: ChannelError.ioOnClosedChannel)
+        backlog.close()
         savedContext = nil
         if let id {
-            registry.leave(id)
+            registry.leave(id, channel: context.channel)
             self.id = nil
         }
         context.fireChannelInactive()
@@ -276,54 +315,17 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         answered = true
-        // Bytes handed to the socket and not written yet: what ``room()`` bounds.
+        // Bytes the socket has taken come off the backlog (a streamed body counts its chunks on).
         let count = unwrapOutboundIn(data).readableBytes
-        pendingBytes += count
         let written = promise ?? context.eventLoop.makePromise()
-        written.futureResult.assumeIsolated().whenComplete { _ in
-            self.pendingBytes -= count
-            if self.pendingBytes < Self.roomLimit { self.wakeRoomWaiters(failing: nil) }
-        }
+        let backlog = self.backlog
+        written.futureResult.whenComplete { _ in backlog.written(count) }
         context.write(data, promise: written)
     }
 
-    /// Bytes not yet taken by the socket above which a streamed body waits (``room()``).
-    static let roomLimit = 256 * 1024
-    private var pendingBytes = 0
-    private var roomWaiters: [EventLoopPromise<Void>] = []
-
-    /// Succeeds once fewer than ``roomLimit`` bytes wait for the socket (at once when so); fails when the connection
-    /// closes. A body read from disk asks before each chunk, so a client that does not read holds at most this much
-    /// of the server's memory, whatever the file's size (NIO's writability alone let 96 stalled readers of a 32 MiB
-    /// file pile up 29 MiB each).
-    func room(on loop: any EventLoop) -> EventLoopFuture<Void> {
-        if closed || savedContext?.channel.isActive != true {
-            return loop.makeFailedFuture(ChannelError.ioOnClosedChannel)
-        }
-        if pendingBytes < Self.roomLimit { return loop.makeSucceededVoidFuture() }
-        let waiter = loop.makePromise(of: Void.self)
-        roomWaiters.append(waiter)
-        return waiter.futureResult
-    }
-
-    private func wakeRoomWaiters(failing error: (any Error)?) {
-        guard !roomWaiters.isEmpty else { return }
-        let waiters = roomWaiters
-        roomWaiters = []
-        for waiter in waiters {
-            if let error { waiter.fail(error) } else { waiter.succeed() }
-        }
-    }
-
-    /// Waits for ``room()`` on `channel`'s guard (no guard: no wait).
-    static func room(on channel: any Channel) async throws {
-        try await channel.eventLoop.flatSubmit { () -> EventLoopFuture<Void> in
-            guard let guardHandler = try? channel.pipeline.syncOperations.handler(type: ConnectionGuard.self) else {
-                return channel.eventLoop.makeSucceededVoidFuture()
-            }
-            return guardHandler.room(on: channel.eventLoop)
-        }.get()
-    }
+    /// This connection's bytes waiting for the socket, as a streamed body reads them (``FeedServer`` finds it through
+    /// the ``ConnectionRegistry``).
+    let backlog = ConnectionBacklog()
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {

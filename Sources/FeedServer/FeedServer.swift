@@ -274,7 +274,8 @@ public struct FeedServer: Sendable {
             }
         }
         let response = HTTPRanges.response(for: request, file: opened, key: folder + "/" + file,
-                                           mime: Self.mimeType(file), head: head, channel: context.channel)
+                                           mime: Self.mimeType(file), head: head,
+                                           backlog: connections.backlog(of: context.channel))
         if !head, response.status == .ok || response.status == .partialContent {
             if file.hasSuffix(".m4s") { engine.metrics.segmentsServed.increment() }
             engine.metrics.filesServed.increment()
@@ -458,8 +459,8 @@ struct ErrorLogging: RouterMiddleware {
 /// sending and still reads (`shutdown(SHUT_WR)`, as some HTTP/1.1 clients and proxies do): the watch then sends an
 /// interim `100 Continue`, which every HTTP/1.1 client skips. A closed socket answers it with a reset, and the work is
 /// cancelled; a half-closed client reads it and waits, and gets its answer (the probe is repeated each second, so a
-/// later close is seen too). No probe is written once the answer may have started: the watch is stopped on the
-/// connection's event loop before the request's handler returns.
+/// later close is seen too). No probe is written once the answer may have started: the watch's flag is cleared before
+/// the request's handler returns, and a probe reads it and writes in one event-loop task.
 enum HangUpWatch {
     /// Runs `body` in a task of its own, cancelled when the client hangs up (``start(_:probing:hungUp:)``) or the
     /// calling task is cancelled.
@@ -467,12 +468,13 @@ enum HangUpWatch {
     static func run<T: Sendable>(on channel: any Channel,
                                  _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let work = Task { try await body() }
-        let probing = NIOLoopBoundBox.makeBoxSendingValue(true, as: Bool.self, eventLoop: channel.eventLoop)
+        let probing = Locked(true)
         let watch = start(channel, probing: probing) { work.cancel() }
         let result = await withTaskCancellationHandler { await work.result } onCancel: { work.cancel() }
         watch.cancel()
-        // From here on no probe is written: the answer comes next on this event loop.
-        try? await channel.eventLoop.submit { probing.value = false }.get()
+        // From here on no probe is written. A probe decided before this wrote its bytes in the same event-loop task
+        // that read the flag, so before any of the answer, which reaches the event loop only after this returns.
+        probing.set(false)
         if work.isCancelled { throw CancellationError() }
         return try result.get()
     }
@@ -482,7 +484,7 @@ enum HangUpWatch {
     static let closeWait: UInt8 = 8
 
     /// Checks `channel` every 100 ms until cancelled, calling `hungUp` once if the client closed its socket.
-    static func start(_ channel: any Channel, probing: NIOLoopBoundBox<Bool>,
+    static func start(_ channel: any Channel, probing: Locked<Bool>,
                       hungUp: @escaping @Sendable () -> Void) -> Task<Void, Never> {
         Task {
             guard let provider = channel as? any SocketOptionProvider else { return }
@@ -510,7 +512,7 @@ enum HangUpWatch {
                 }
                 sinceProbe = 0
                 let sent = try? await channel.eventLoop.submit { () -> Bool in
-                    guard probing.value,
+                    guard probing.get(),
                           let guardHandler = try? channel.pipeline.syncOperations.handler(type: ConnectionGuard.self)
                     else { return false }
                     guardHandler.sendContinue()

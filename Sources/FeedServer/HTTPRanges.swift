@@ -15,7 +15,7 @@ enum HTTPRanges {
 
     /// The answer to `request` for `file`.
     static func response(for request: Request, file: CacheFile, key: String, mime: String, head: Bool,
-                         channel: any Channel) -> Response {
+                         backlog: ConnectionBacklog?) -> Response {
         let count = file.size
         let tag = etag(key: key, count: count)
         var headers: HTTPFields = [
@@ -45,7 +45,7 @@ enum HTTPRanges {
         }
         headers[.contentLength] = String(max(0, upper - lower + 1))
         if head || upper < lower { return Response(status: status, headers: headers) }
-        return Response(status: status, headers: headers, body: file.body(lower, upper, channel: channel))
+        return Response(status: status, headers: headers, body: file.body(lower, upper, backlog: backlog))
     }
 
     /// Whether `If-None-Match: header` matches `tag` by weak comparison (RFC 9110 13.1.2): `*`, or any listed tag
