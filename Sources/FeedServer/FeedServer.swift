@@ -63,11 +63,10 @@ public struct FeedServer: Sendable {
         addRoutes(to: router)
         let limits = options.limits, registry = connections
         let webSocketResponder = router.buildResponder()
-        var http1 = HTTP1Channel.Configuration(
+        let http1 = HTTP1Channel.Configuration(
             idleTimeout: ConnectionGuard.amount(limits.idleTimeout),
             httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.maxHeaderBytes,
                                             maxHeaderListSize: limits.maxHeaderBytes, maxHeaderFieldCount: 100))
-        http1.additionalChannelHandlers = { [] }
         let channel = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: .init(maxFrameSize: 1 << 14))
         var app = Application(
             router: router,
@@ -162,7 +161,7 @@ public struct FeedServer: Sendable {
             }
         } catch {
             if entries.isEmpty {
-                return jsonError(.badGateway, "the feed cannot be read: \(Redaction.redacted(String(describing: error)))")
+                return jsonError(.badGateway, "the feed cannot be read: \(ClientText.withoutPaths(String(describing: error)))")
             }
         }
         // Every card's manifest, made in parallel on the shared pool (cached once per item version); with
@@ -218,7 +217,7 @@ public struct FeedServer: Sendable {
         if entry.item.source.isFileURL {
             text = text.replacingOccurrences(of: entry.path, with: (entry.path as NSString).lastPathComponent)
         }
-        text = Redaction.redacted(text)
+        text = ClientText.withoutPaths(text)
         return text.hasPrefix(entry.item.publicID) ? text : "\(entry.item.publicID): \(text)"
     }
 

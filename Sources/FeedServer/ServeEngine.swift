@@ -150,7 +150,12 @@ public final class ServeEngine: Sendable {
     }
 
     /// One debug line per job: `job <folder> <artifact> made|cancelled|failed ... queued 1.234s ran 0.567s request`.
+    /// A failed job is logged at warning level whatever the level, once: clients read only its item and a short
+    /// reason (``ClientText``), so the log is where its whole error is.
     private static func log(_ report: WorkPool.Report, to logger: Logger) {
+        if case .failed(let error) = report.outcome, logger.logLevel > .debug {
+            logger.warning("job \(report.key) failed: \(Redaction.redacted(String(describing: error)))")
+        }
         guard logger.logLevel <= .debug else { return }
         let queued = String(format: "%.3f", report.queued)
         let who = report.requested ? "request" : "prefetch"
