@@ -25,13 +25,20 @@ public actor DirectoryFeedLoader: FeedLoader {
     /// The listed extensions, lower case without a dot.
     public nonisolated let extensions: Set<String>
 
+    /// When set, files still being written are left out of the listing (``FileSettling``), for a folder that is
+    /// watched while files arrive.
+    public nonisolated let settling: FileSettling?
+
     private var lastListing: [FeedItem]?
 
-    /// Creates a loader for the folder at `root`.
-    public init(root: URL, order: Order = .newestFirst, extensions: Set<String> = MediaFileTypes.all) {
+    /// Creates a loader for the folder at `root`; with `settling`, a file is listed once it is complete (a file
+    /// listed before that is being replaced stays listed as it was until the new one is complete).
+    public init(root: URL, order: Order = .newestFirst, extensions: Set<String> = MediaFileTypes.all,
+                settling: FileSettling? = nil) {
         self.root = root.standardizedFileURL
         self.order = order
         self.extensions = Set(extensions.map { $0.lowercased() })
+        self.settling = settling
     }
 
     /// The whole listing for `nil`; ``FeedPage/end`` for any other cursor.
@@ -44,9 +51,9 @@ public actor DirectoryFeedLoader: FeedLoader {
 
     /// Scans the folder again and returns what was added, changed (size or modification time) and removed since the
     /// listing this loader last produced (by ``loadPage(at:)`` or `refresh()`); the first time, everything is added.
-    public func refresh() async throws -> DirectoryDiff {
+    public func refresh() async throws -> FeedChange {
         let page = try await scan()
-        let diff = DirectoryDiff.between(lastListing ?? [], page.items)
+        let diff = FeedChange.between(lastListing ?? [], page.items)
         lastListing = page.items
         return diff
     }
@@ -54,7 +61,12 @@ public actor DirectoryFeedLoader: FeedLoader {
     /// Scans the folder off the cooperative thread pool.
     private func scan() async throws -> FeedPage {
         let scanner = DirectoryScanner(root: root, extensions: extensions)
-        var page = try await BlockingWork.run { try scanner.scan() }
+        let settling = settling, previous = lastListing ?? []
+        var page = try await BlockingWork.run {
+            var page = try scanner.scan()
+            if let settling { page.items = Self.settled(page.items, previous: previous, settling: settling) }
+            return page
+        }
         switch order {
         case .newestFirst:
             page.items.sort { $0.createdAt != $1.createdAt ? $0.createdAt > $1.createdAt : $0.publicID < $1.publicID }
@@ -62,5 +74,22 @@ public actor DirectoryFeedLoader: FeedLoader {
             page.items.sort { DirectoryScanner.namesAscending($0.publicID, $1.publicID) }
         }
         return page
+    }
+
+    /// `items` without those still being written; one listed before (by public ID) stays as it was listed.
+    private static func settled(_ items: [FeedItem], previous: [FeedItem], settling: FileSettling) -> [FeedItem] {
+        let before = Dictionary(previous.map { ($0.publicID, $0) }, uniquingKeysWith: { first, _ in first })
+        var kept: [FeedItem] = []
+        var heldBack = 0
+        for item in items {
+            if settling.isComplete(item.source.path) {
+                kept.append(item)
+            } else {
+                heldBack += 1
+                if let listed = before[item.publicID] { kept.append(listed) }
+            }
+        }
+        settling.finishScan(present: Set(items.map(\.source.path)), heldBack: heldBack)
+        return kept
     }
 }

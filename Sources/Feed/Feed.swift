@@ -23,25 +23,27 @@ public actor Feed {
     public nonisolated let maxPagesWithoutNewItems: Int
 
     /// The items loaded so far, in listing order, without duplicates.
-    public private(set) var items: [FeedItem] = []
+    public var items: [FeedItem] { listing.items }
     /// The invalid entries of every page loaded so far.
-    public private(set) var skipped: [SkippedEntry] = []
+    public var skipped: [SkippedEntry] { listing.skipped }
     /// The warnings of every page loaded so far (fallbacks used, paging stopped early).
-    public private(set) var warnings: [String] = []
+    public var warnings: [String] { listing.warnings }
     /// How many items were dropped because their public ID was already in the feed.
-    public private(set) var duplicateCount = 0
+    public var duplicateCount: Int { listing.duplicateCount }
     /// How many pages were loaded.
-    public private(set) var pagesLoaded = 0
+    public var pagesLoaded: Int { listing.pagesLoaded }
     /// Whether the last page has been loaded.
-    public private(set) var isComplete = false
+    public var isComplete: Bool { listing.isComplete }
     /// The error of the last load, if it failed; cleared by the next successful load.
     public private(set) var lastLoadError: (any Error)?
+    /// How many times ``reload()`` found the listing changed.
+    public private(set) var generation = 0
 
-    private var nextCursor: FeedCursor?
-    private var seenCursors: Set<FeedCursor> = []
-    private var seenIDs: Set<String> = []
-    private var pagesWithoutNewItems = 0
+    private var listing = Listing()
     private var loadInFlight: Task<Int, any Error>?
+    private var reloadInFlight: Task<FeedChange, any Error>?
+    /// Grows with each reload: a page load started before a reload does not add to the listing it replaced.
+    private var epoch = 0
 
     /// Creates a feed over `loader`; nothing is loaded until asked.
     public init(
@@ -61,6 +63,7 @@ public actor Feed {
     /// ``wrapsAround``, in which case index `i` is item `i % count` once the end is known.
     public func item(at index: Int) async throws -> FeedItem? {
         guard index >= 0 else { return nil }
+        await waitForReload()
         while index >= items.count && !isComplete {
             _ = try await startLoading().value
         }
@@ -79,9 +82,46 @@ public actor Feed {
 
     /// Loads pages until at least `count` items are loaded or the listing ends.
     public func load(atLeast count: Int) async throws {
+        await waitForReload()
         while items.count < count && !isComplete {
             _ = try await startLoading().value
         }
+    }
+
+    /// Reads the listing again from its first page, as many items as were loaded (or to its end), and puts it in
+    /// place of the items loaded so far in one step; ``generation`` grows when anything changed. Readers wait for a
+    /// reload in flight; concurrent reloads join one. A failed reload changes nothing.
+    /// - Returns: what changed, by public ID (an item in both whose source, size, time or ETag differ is changed).
+    @discardableResult
+    public func reload() async throws -> FeedChange {
+        if let reloadInFlight { return try await reloadInFlight.value }
+        let task = Task<FeedChange, any Error> {
+            defer { reloadInFlight = nil }
+            _ = try? await loadInFlight?.value
+            return try await performReload()
+        }
+        reloadInFlight = task
+        return try await task.value
+    }
+
+    private func waitForReload() async {
+        _ = try? await reloadInFlight?.value
+    }
+
+    private func performReload() async throws -> FeedChange {
+        let wanted = max(1, items.count)
+        var fresh = Listing()
+        repeat {
+            let page = try await loader.loadPage(at: fresh.nextCursor)
+            fresh.apply(page, maxPagesWithoutNewItems: maxPagesWithoutNewItems)
+        } while fresh.items.count < wanted && !fresh.isComplete
+        let change = FeedChange.between(items, fresh.items)
+        epoch += 1
+        loadInFlight = nil
+        lastLoadError = nil
+        listing = fresh
+        if !change.isEmpty { generation += 1 }
+        return change
     }
 
     /// Waits for the background load in flight, if any (its error, if any, is in ``lastLoadError``).
@@ -98,25 +138,43 @@ public actor Feed {
     /// works, and clears ``loadInFlight`` when it ends.
     private func startLoading() -> Task<Int, any Error> {
         if let loadInFlight { return loadInFlight }
-        let cursor = nextCursor
+        let cursor = listing.nextCursor
         let loader = loader
+        let started = epoch
         let task = Task<Int, any Error> {
-            defer { loadInFlight = nil }
+            defer { if epoch == started { loadInFlight = nil } }
             do {
                 let page = try await loader.loadPage(at: cursor)
+                // A reload replaced the listing meanwhile: this page belongs to the one it replaced.
+                guard epoch == started else { return 0 }
                 lastLoadError = nil
-                return apply(page)
+                return listing.apply(page, maxPagesWithoutNewItems: maxPagesWithoutNewItems)
             } catch {
-                lastLoadError = error
+                if epoch == started { lastLoadError = error }
                 throw error
             }
         }
         loadInFlight = task
         return task
     }
+}
+
+/// A listing read page by page: the items without duplicates, and where paging stands.
+struct Listing: Sendable {
+    var items: [FeedItem] = []
+    var skipped: [SkippedEntry] = []
+    var warnings: [String] = []
+    var duplicateCount = 0
+    var pagesLoaded = 0
+    var isComplete = false
+    var nextCursor: FeedCursor?
+    private var seenCursors: Set<FeedCursor> = []
+    private var seenIDs: Set<String> = []
+    private var pagesWithoutNewItems = 0
 
     /// Adds the new items of `page` and moves to its next cursor; returns how many items were new.
-    private func apply(_ page: FeedPage) -> Int {
+    @discardableResult
+    mutating func apply(_ page: FeedPage, maxPagesWithoutNewItems: Int) -> Int {
         pagesLoaded += 1
         skipped += page.skipped
         warnings += page.warnings
@@ -144,7 +202,7 @@ public actor Feed {
         return added
     }
 
-    private func finish() {
+    private mutating func finish() {
         isComplete = true
         nextCursor = nil
     }

@@ -21,11 +21,25 @@ struct HTTPFetcher: Sendable {
 
     /// The body of a 2xx answer to `request`, after retrying timeouts, lost connections and 5xx answers.
     func fetch(_ request: URLRequest) async throws -> Data {
+        try await answer(request).body
+    }
+
+    /// A 2xx answer, or a 304 (Not Modified) to a conditional request: status, validators and body.
+    struct Answer: Sendable {
+        var status: Int
+        var etag: String?
+        var lastModified: String?
+        var body: Data
+    }
+
+    /// The answer to `request` (2xx, or 304 when `request` is conditional), after retrying timeouts, lost
+    /// connections and 5xx answers.
+    func answer(_ request: URLRequest) async throws -> Answer {
         var attempt = 1
         while true {
             switch await attemptOnce(request) {
-            case .success(let data):
-                return data
+            case .success(let answer):
+                return answer
             case .failure(let error, let retryable):
                 guard retryable, attempt < retry.maxAttempts else { throw error }
                 try await Task.sleep(nanoseconds: UInt64(retry.delay(beforeRetry: attempt) * 1_000_000_000))
@@ -37,7 +51,7 @@ struct HTTPFetcher: Sendable {
     }
 
     private enum Outcome {
-        case success(Data)
+        case success(Answer)
         case failure(FeedError, retryable: Bool)
         case cancelled
     }
@@ -61,8 +75,13 @@ struct HTTPFetcher: Sendable {
         guard let http = response as? HTTPURLResponse else {
             return .failure(.transport(url: shownURL, reason: "not an HTTP response"), retryable: false)
         }
+        let answer = Answer(status: http.statusCode, etag: http.value(forHTTPHeaderField: "ETag"),
+                            lastModified: http.value(forHTTPHeaderField: "Last-Modified"), body: data)
         switch http.statusCode {
-        case 200..<300: return .success(data)
+        case 200..<300: return .success(answer)
+        case 304 where request.value(forHTTPHeaderField: "If-None-Match") != nil
+            || request.value(forHTTPHeaderField: "If-Modified-Since") != nil:
+            return .success(answer)
         case 500..<600: return .failure(.httpStatus(url: shownURL, status: http.statusCode), retryable: true)
         default: return .failure(.httpStatus(url: shownURL, status: http.statusCode), retryable: false)
         }

@@ -97,14 +97,7 @@ public final class RemoteFeedLoader: FeedLoader {
     public func loadPage(at cursor: FeedCursor?) async throws -> FeedPage {
         guard Self.isHTTP(url) else { throw FeedError.unsupportedSource(Redaction.redacted(url.absoluteString)) }
         guard let pageURL = try pageURL(for: cursor) else { return .end }
-        var request = URLRequest(
-            url: pageURL, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: Self.backstopTimeout(timeout))
-        request.httpMethod = "GET"
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        if let authorization, URLOrigin.same(pageURL, url) {
-            let value = try authorization.headerValue(environment: environment)
-            request.setValue(value, forHTTPHeaderField: "Authorization")
-        }
+        let request = try request(for: pageURL)
         if cursor == nil { read.set(0) }
         let left = maxListingBytes - read.get()
         guard left > 0 else {
@@ -125,6 +118,45 @@ public final class RemoteFeedLoader: FeedLoader {
         let document = try parser.parse(data)
         return FeedPage(
             items: document.items, skipped: document.skipped, nextCursor: nextCursor(after: document, at: cursor))
+    }
+
+    /// The `GET` of `pageURL`, with the `Authorization` header when it goes to the listing's origin.
+    private func request(for pageURL: URL) throws -> URLRequest {
+        var request = URLRequest(
+            url: pageURL, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: Self.backstopTimeout(timeout))
+        request.httpMethod = "GET"
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if let authorization, URLOrigin.same(pageURL, url) {
+            let value = try authorization.headerValue(environment: environment)
+            request.setValue(value, forHTTPHeaderField: "Authorization")
+        }
+        return request
+    }
+
+    /// What names one version of the listing's first page: the server's `ETag` and `Last-Modified`, and a hash of
+    /// the body (for a server that sends neither).
+    public struct Version: Sendable, Hashable {
+        public var etag: String?
+        public var lastModified: String?
+        public var digest: UInt64
+    }
+
+    /// The first page's version now, asked with `If-None-Match` / `If-Modified-Since` from `known`: a `304 Not
+    /// Modified` answer gives `known` back without a body. The first page changes when an item arrives or goes in
+    /// listings sorted newest first (Cloudinary's, Pexels', a manifest); a listing that changes only past its first
+    /// page is seen when its first page changes too.
+    /// - Throws: a ``FeedError`` as ``loadPage(at:)`` does.
+    public func firstPageVersion(ifChangedFrom known: Version?) async throws -> Version {
+        guard Self.isHTTP(url) else { throw FeedError.unsupportedSource(Redaction.redacted(url.absoluteString)) }
+        guard let pageURL = try pageURL(for: nil) else { throw FeedError.unsupportedSource(Redaction.redacted(url.absoluteString)) }
+        var request = try request(for: pageURL)
+        if let etag = known?.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
+        if let modified = known?.lastModified { request.setValue(modified, forHTTPHeaderField: "If-Modified-Since") }
+        let answer = try await HTTPFetcher(session: session, receiver: receiver, maxBytes: maxListingBytes,
+                                           retry: retry, timeout: timeout).answer(request)
+        if answer.status == 304, let known { return known }
+        return Version(etag: answer.etag, lastModified: answer.lastModified,
+                       digest: StableHash.fnv1a(bytes: answer.body))
     }
 
     /// URLSession's own timeout, whole seconds and above ``timeout``: a backstop to ``HTTPFetcher``'s precise one.

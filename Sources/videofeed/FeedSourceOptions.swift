@@ -86,6 +86,42 @@ struct FeedSourceOptions: ParsableArguments {
         return try localLoader(source, format: format)
     }
 
+    /// The loader of ``makeLoader(format:for:)`` set up to be watched, and its watch: a folder lists only complete
+    /// files (``FileSettling``) and is watched with inotify, rescanned every `refresh` seconds; a URL's first page is
+    /// asked for again every `refresh` seconds (ETag / If-Modified-Since); a listing file (or the bundled feed) is
+    /// checked by size and time every `refresh` seconds.
+    func makeWatchedLoader(format: FeedFormat?, for use: Use, refresh: Double) throws
+        -> (loader: any FeedLoader, watch: SourceWatch) {
+        let bundled = BundledFeedLoader(explicitPath: fixtures)
+        guard let source else {
+            let file = (try? bundled.locate()) ?? URL(fileURLWithPath: "/nonexistent")
+            return (bundled, .file(file, refresh: refresh))
+        }
+        if let url = URL(string: source), let scheme = url.scheme?.lowercased(), scheme.count > 1 {
+            switch scheme {
+            case "http", "https":
+                let (loader, remote) = remoteLoaders(url, format: format,
+                                                     bundled: use == .browse || fallbackBundled ? bundled : nil)
+                return (loader, .url(remote, refresh: refresh))
+            case "file": return try watchedLocalLoader(url.path, format: format, refresh: refresh)
+            default: throw FeedError.unsupportedSource(source)
+            }
+        }
+        return try watchedLocalLoader(source, format: format, refresh: refresh)
+    }
+
+    private func watchedLocalLoader(_ path: String, format: FeedFormat?, refresh: Double) throws
+        -> (loader: any FeedLoader, watch: SourceWatch) {
+        switch try localLoader(path, format: format) {
+        case let folder as DirectoryFeedLoader:
+            let settled = DirectoryFeedLoader(root: folder.root, order: folder.order, extensions: folder.extensions,
+                                              settling: FileSettling())
+            return (settled, .folder(settled, refresh: refresh))
+        case let loader:
+            return (loader, .file(URL(fileURLWithPath: path), refresh: refresh))
+        }
+    }
+
     private func localLoader(_ path: String, format: FeedFormat?) throws -> any FeedLoader {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
@@ -99,6 +135,12 @@ struct FeedSourceOptions: ParsableArguments {
     }
 
     private func remoteLoader(_ url: URL, format: FeedFormat?, bundled: BundledFeedLoader?) -> any FeedLoader {
+        remoteLoaders(url, format: format, bundled: bundled).loader
+    }
+
+    /// The loader of a URL (with its cache and fallback, as the options say) and the remote loader inside it.
+    private func remoteLoaders(_ url: URL, format: FeedFormat?, bundled: BundledFeedLoader?)
+        -> (loader: any FeedLoader, remote: RemoteFeedLoader) {
         let authorization: AuthorizationSource?
         if let authEnv {
             authorization = .environment(authEnv)
@@ -117,11 +159,11 @@ struct FeedSourceOptions: ParsableArguments {
             retry: RetryPolicy(maxAttempts: retries + 1, initialDelay: 0.5),
             displaySize: display,
             maxListingBytes: maxListingSize.bytes)
-        if noFallback { return remote }
+        if noFallback { return (remote, remote) }
         let cacheFolder = cacheDir.map { URL(fileURLWithPath: $0, isDirectory: true) }
             ?? DiskFeedPageCache.defaultDirectory(for: url)
         let primary: any FeedLoader = noCache ? remote : remote.cached(in: DiskFeedPageCache(directory: cacheFolder))
-        guard let bundled else { return primary }
-        return primary.withFallback(bundled, named: "the bundled feed (not the feed asked for)")
+        guard let bundled else { return (primary, remote) }
+        return (primary.withFallback(bundled, named: "the bundled feed (not the feed asked for)"), remote)
     }
 }
