@@ -15,6 +15,9 @@ import EngineSupport
 ///
 /// Workers are `jobs` dedicated serial Dispatch queues (each its own thread) taking item indices from an atomic
 /// counter, so the blocking FFmpeg calls never occupy Swift's cooperative pool.
+///
+/// ``stop()`` asks a running batch to take no new items: the items in hand finish and are recorded, and the card file
+/// is written as at the end of any run, with the previous cards of the items not reached kept for the next run.
 public final class ThumbnailBatch: Sendable {
     /// How a batch runs.
     public struct Configuration: Sendable {
@@ -76,7 +79,8 @@ public final class ThumbnailBatch: Sendable {
     public struct Summary: Sendable {
         /// Items in this shard of the feed.
         public var items: Int
-        /// Items rendered successfully (failed ones are in ``failures``; rendered + failed + skipped = items).
+        /// Items rendered successfully (failed ones are in ``failures``; rendered + failed + skipped + notReached
+        /// = items).
         public var rendered: Int
         /// Items skipped as unchanged.
         public var skipped: Int
@@ -90,6 +94,9 @@ public final class ThumbnailBatch: Sendable {
         public var cardFile: URL
         /// Seconds the batch took.
         public var elapsed: Double
+        /// Items not started because ``ThumbnailBatch/stop()`` was called: neither rendered nor failed, and their
+        /// previous cards (if any) are kept, so the next run does them.
+        public var notReached: Int = 0
     }
 
     /// The configuration.
@@ -101,6 +108,8 @@ public final class ThumbnailBatch: Sendable {
     /// that earlier item's id. They fail with ``Error/outputClash(item:other:path:)``; the earlier item keeps its
     /// files. Worked out over the whole feed, so every shard agrees.
     let clashes: [String: (other: String, path: String)]
+    /// Set by ``stop()``; the workers read it before taking each item.
+    private let stopRequested = Atomic<Bool>(false)
 
     /// A batch over the items of `feed` that belong to `configuration.shard`.
     public init(feed: [FeedItem], configuration: Configuration) {
@@ -109,6 +118,18 @@ public final class ThumbnailBatch: Sendable {
         self.items = feed.filter { configuration.shard.contains($0.publicID) && seen.insert($0.publicID).inserted }
         self.clashes = Self.outputClashes(feed.map(\.publicID), options: configuration.options)
     }
+
+    /// Asks the batch to take no new items, from any thread (a signal handler's Dispatch source, say), before or
+    /// while ``run(progress:)`` runs. The items in hand finish and are recorded; items not started are neither
+    /// failures nor removed: their previous cards stay in the card file, so an incremental run does them next
+    /// (``Summary/notReached``). Outputs of items gone from the feed are removed as in any run. Cannot be undone:
+    /// a stopped batch stays stopped.
+    public func stop() {
+        stopRequested.store(true, ordering: .sequentiallyConsistent)
+    }
+
+    /// Whether ``stop()`` was called.
+    public var isStopped: Bool { stopRequested.load(ordering: .sequentiallyConsistent) }
 
     /// See ``clashes``. Paths compare case-insensitively, as they would on a case-insensitive file system.
     static func outputClashes(_ ids: [String], options: ThumbnailOptions) -> [String: (other: String, path: String)] {
@@ -146,7 +167,7 @@ public final class ThumbnailBatch: Sendable {
         return (0..<count).map { ($0 == 0 ? "" : ".\($0 + 1)") + "." + options.format.fileExtension }
     }
 
-    /// Runs the batch to completion on `configuration.jobs` worker threads, blocking the caller.
+    /// Runs the batch to completion (or until ``stop()``) on `configuration.jobs` worker threads, blocking the caller.
     /// - Parameter progress: called after each item, from a worker thread.
     /// - Throws: ``MediaError`` only when the output folder or the card file cannot be written; item failures are
     ///   in ``Summary/failures``.
@@ -186,7 +207,8 @@ public final class ThumbnailBatch: Sendable {
         let group = DispatchGroup()
         for worker in 0..<min(configuration.jobs, max(1, todo.count)) {
             DispatchQueue(label: "ThumbnailBatch.worker.\(worker)", qos: .userInitiated).async(group: group) {
-                while true {
+                // Every index taken is processed, so after a stop the items reached are exactly the first ones.
+                while !self.isStopped {
                     let index = nextIndex.wrappingAdd(1, ordering: .relaxed).oldValue
                     guard index < todo.count else { return }
                     let (item, previous) = todo[index]
@@ -207,14 +229,19 @@ public final class ThumbnailBatch: Sendable {
         }
         group.wait()
         flusher.cancel()
+        // Stopped: the items not reached keep their previous cards (and so their files stay listed), for the next run.
+        let reached = min(nextIndex.load(ordering: .relaxed), todo.count)
+        for (_, previous) in todo[reached...] {
+            if let previous { journal.record(previous) }
+        }
         try journal.flush()
         let skippedLate = lateSkips.load(ordering: .relaxed)
         let failed = failures.withLock { $0.count }
-        return Summary(items: items.count, rendered: todo.count - skippedLate - failed,
+        return Summary(items: items.count, rendered: reached - skippedLate - failed,
                        skipped: plan.skippedCount + skippedLate,
                        failures: failures.withLock { $0 }.sorted { $0.description < $1.description },
                        removed: removed.count, keptGone: keptGone.count,
-                       cardFile: cardURL, elapsed: Self.seconds(since: started))
+                       cardFile: cardURL, elapsed: Self.seconds(since: started), notReached: todo.count - reached)
     }
 
     /// Deletes `paths` (relative to the output folder, as a card lists them) that are not in `keeping`, refusing

@@ -17,6 +17,9 @@ import EngineSupport
 ///
 /// Incremental and resumable: an item whose source stamp and settings match its record, and whose files exist, is
 /// skipped; the record file is rewritten about once a second. Shards (``Shard``) run side by side on one folder.
+///
+/// ``stop()`` asks a running batch to take no new items: the items in hand finish and are recorded, and the record
+/// file is written as at the end of any run, with the previous records of the items not reached kept for the next run.
 public final class TranscodeBatch: Sendable {
     /// How a batch runs.
     public struct Configuration: Sendable {
@@ -87,12 +90,19 @@ public final class TranscodeBatch: Sendable {
         public var keptGone: Int
         /// The record file written.
         public var recordFile: URL
+        /// Seconds the batch took.
         public var elapsed: Double
+        /// Items not started because ``TranscodeBatch/stop()`` was called: neither transcoded nor failed, and their
+        /// previous records (and folders) are kept, so the next run does them.
+        public var notReached: Int = 0
     }
 
     public let configuration: Configuration
     /// The items of this shard, unique by `public_id`.
     public let items: [FeedItem]
+
+    /// Set by ``stop()``; the workers read it before taking each item.
+    private let stopRequested = Atomic<Bool>(false)
 
     public init(feed: [FeedItem], configuration: Configuration) {
         self.configuration = configuration
@@ -100,7 +110,19 @@ public final class TranscodeBatch: Sendable {
         self.items = feed.filter { configuration.shard.contains($0.publicID) && seen.insert($0.publicID).inserted }
     }
 
-    /// Runs the batch to completion on `configuration.jobs` worker threads, blocking the caller.
+    /// Asks the batch to take no new items, from any thread (a signal handler's Dispatch source, say), before or
+    /// while ``run(progress:)`` runs. The items in hand finish and are recorded (an item's folder is whole or
+    /// absent, as ever); items not started are neither failures nor removed: their previous records and folders
+    /// stay, so an incremental run does them next (``Summary/notReached``). Outputs of items gone from the feed are
+    /// removed as in any run. Cannot be undone: a stopped batch stays stopped.
+    public func stop() {
+        stopRequested.store(true, ordering: .sequentiallyConsistent)
+    }
+
+    /// Whether ``stop()`` was called.
+    public var isStopped: Bool { stopRequested.load(ordering: .sequentiallyConsistent) }
+
+    /// Runs the batch to completion (or until ``stop()``) on `configuration.jobs` worker threads, blocking the caller.
     /// - Throws: ``MediaError`` only when the output folder or the record file cannot be written, or another run
     ///   holds the folder; item failures are in ``Summary/failures``.
     public func run(progress: (@Sendable (Progress) -> Void)? = nil) throws -> Summary {
@@ -158,7 +180,8 @@ public final class TranscodeBatch: Sendable {
         let group = DispatchGroup()
         for worker in 0..<min(configuration.jobs, max(1, todo.count)) {
             DispatchQueue(label: "TranscodeBatch.worker.\(worker)", qos: .userInitiated).async(group: group) {
-                while true {
+                // Every index taken is processed, so after a stop the items reached are exactly the first ones.
+                while !self.isStopped {
                     let index = nextIndex.wrappingAdd(1, ordering: .relaxed).oldValue
                     guard index < todo.count else { return }
                     let (item, previous) = todo[index]
@@ -180,16 +203,18 @@ public final class TranscodeBatch: Sendable {
         }
         group.wait()
         flusher.cancel()
+        // Items not reached after a stop already have their previous records in the journal (it starts with them).
+        let reached = min(nextIndex.load(ordering: .relaxed), todo.count)
         try journal.flush()
         // Only now does no record name them: remove old versions and gone items.
         let folder = OutputFolder(out)
         for path in stale.withLock({ $0 }) { try? folder.removeFolder(path) }
         let failed = failures.withLock { $0 }
         let skippedLate = lateSkips.load(ordering: .relaxed)
-        return Summary(items: items.count, transcoded: todo.count - skippedLate - failed.count,
+        return Summary(items: items.count, transcoded: reached - skippedLate - failed.count,
                        skipped: kept.count + skippedLate, failures: failed.sorted { $0.description < $1.description },
                        removed: removed.count, keptGone: keptGone.count, recordFile: recordURL,
-                       elapsed: Self.seconds(since: started))
+                       elapsed: Self.seconds(since: started), notReached: todo.count - reached)
     }
 
     /// Removes this shard's leftovers: its items' staging folders (`.<name>.<version>.tmp-<pid>-<n>`) and its record
