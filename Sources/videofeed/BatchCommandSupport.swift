@@ -10,9 +10,15 @@ enum BatchCommandSupport {
 
     /// Loads every page of the listing, or exits 2 naming why (nothing in the output folder changed yet).
     static func loadListing(_ source: FeedSourceOptions, format: FeedFormat?, command: String) throws -> FeedPage {
-        switch BlockingTask.run({
+        try listing(BlockingTask.run({
             try await source.makeLoader(format: format, for: .batch).loadAll(maxPages: maxPages)
-        }) {
+        }), command: command)
+    }
+
+    /// The listing read (with its warnings and skipped entries printed), or exit 2 naming why it cannot be used
+    /// (nothing in the output folder changed yet).
+    static func listing(_ result: Result<FeedPage, any Error>, command: String) throws -> FeedPage {
+        switch result {
         case .success(let loaded) where loaded.nextCursor != nil:
             // A listing cut short would make every item past the cut look gone, and their outputs be removed.
             Console.error("\(command): the listing has more than \(maxPages) pages; refusing to treat the rest as "

@@ -17,12 +17,15 @@ struct ThumbsRunCommand: ParsableCommand {
             --at takes 10% (of the duration), 3.5s, or auto (the most representative non-black keyframe), or a \
             comma-separated list of them. The shard index defaults to $JOB_COMPLETION_INDEX or \
             $SLURM_ARRAY_TASK_ID, the count to $SLURM_ARRAY_TASK_COUNT, when --shard is not given.
+            With --watch the command stays up and runs again whenever the source changes (a file still being \
+            written waits until it is complete); SIGTERM or SIGINT finishes the items in hand and exits 0.
             """
     )
 
     @OptionGroup var feedSource: FeedSourceOptions
     @OptionGroup var policy: MediaPolicyOptions
     @OptionGroup var sourceSecrets: SourceSecretsOption
+    @OptionGroup var watchOptions: WatchOptions
 
     @Option(help: "The listing's shape: manifest, cloudinary, pexels or imagefeed. Default: detected.")
     var feedFormat: FeedFormatOption?
@@ -94,7 +97,8 @@ struct ThumbsRunCommand: ParsableCommand {
         try NumberRules.count(jobs, "--jobs", max: NumberRules.maxThreads)
         if let sheet, SheetLayout(parsing: sheet) == nil { throw ValidationError("--sheet takes CxR, e.g. 4x4.") }
         try NumberRules.timeLimit(timeLimit, "--time-limit")
-        _ = try resolvedShard()
+        try watchOptions.check(shard: try resolvedShard())
+        try watchOptions.check(out: out, source: feedSource)
     }
 
     func resolvedShard() throws -> Shard { try BatchCommandSupport.shard(shard, count: shardCount) }
@@ -105,21 +109,30 @@ struct ThumbsRunCommand: ParsableCommand {
             square: square, format: ImageFormat(name: format) ?? .jpeg, quality: quality,
             sheet: sheet.flatMap { SheetLayout(parsing: $0) }, exact: exact,
             timestamps: timestamps)
-        let page = try BatchCommandSupport.loadListing(feedSource, format: feedFormat?.feedFormat,
-                                                       command: "thumbs")
+        let shard = try resolvedShard()
+        let cardFile = URL(fileURLWithPath: out).appendingPathComponent(shard.cardFileName)
+        let job = BatchJob(command: "thumbs", allowEmptyFeed: allowEmptyFeed, quiet: quiet,
+                           previousCount: { CardFile.read(cardFile).cards.count },
+                           pass: { page, stop in try pass(page, options: options, shard: shard, stop: stop) })
+        if watchOptions.watch {
+            try job.watch(feedSource, format: feedFormat?.feedFormat, refresh: watchOptions.refreshSeconds)
+        } else {
+            try job.once(feedSource, format: feedFormat?.feedFormat)
+        }
+    }
+
+    /// One batch over `page`: renders, reports, and returns whether an item or a listing entry failed.
+    private func pass(_ page: FeedPage, options: ThumbnailOptions, shard: Shard, stop: WatchStop?) throws -> Bool {
         var configuration = ThumbnailBatch.Configuration(
             output: URL(fileURLWithPath: out), options: options, jobs: jobs, timeLimit: timeLimit, force: force,
-            shard: try resolvedShard())
+            shard: shard)
         configuration.openOptions = policy.applied(to: configuration.openOptions)
         configuration.recordsSourceSecrets = sourceSecrets.recordSourceSecrets
         (configuration.removesGone, configuration.keptIDs) = BatchCommandSupport.removal(page,
                                                                                      allowEmptyFeed: allowEmptyFeed)
-        try BatchCommandSupport.refuseEmptyListing(page, allowEmptyFeed: allowEmptyFeed, previousCount: {
-            CardFile.read(URL(fileURLWithPath: out).appendingPathComponent(configuration.shard.cardFileName)).cards.count
-        }, command: "thumbs")
         let batch = ThumbnailBatch(feed: page.items, configuration: configuration)
         let summary = try BatchCommandSupport.run("thumbs", quiet: quiet) { reporter in
-            try batch.run { reporter.update($0) }
+            try WatchStop.during(stop, { batch.stop() }) { try batch.run { reporter.update($0) } }
         }
         for failure in summary.failures { Console.error("thumbs: \(Console.describe(failure))") }
         if summary.keptGone > 0 {
@@ -129,19 +142,20 @@ struct ThumbsRunCommand: ParsableCommand {
         }
         Console.out(json ? try Self.json(summary) : Self.line(summary, out: out))
         // Invalid feed entries are items that failed too: a feed of nothing but invalid entries is not a success.
-        if !summary.failures.isEmpty || !page.skipped.isEmpty { throw ExitCode(ExitStatus.someFailed) }
+        return !summary.failures.isEmpty || !page.skipped.isEmpty
     }
 
     static func line(_ s: ThumbnailBatch.Summary, out: String) -> String {
-        String(format: "thumbs: %d items, %d rendered, %d skipped, %d failed, %d removed, %.2f s; cards in %@\n",
-               s.items, s.rendered, s.skipped, s.failures.count, s.removed, s.elapsed,
+        String(format: "thumbs: %d items, %d rendered, %d skipped, %d failed, %d removed%@, %.2f s; cards in %@\n",
+               s.items, s.rendered, s.skipped, s.failures.count, s.removed,
+               s.notReached > 0 ? ", \(s.notReached) not reached (stopped)" : "", s.elapsed,
                (out as NSString).appendingPathComponent(s.cardFile.lastPathComponent))
     }
 
     static func json(_ s: ThumbnailBatch.Summary) throws -> String {
         let object: [String: Any] = [
             "items": s.items, "rendered": s.rendered, "skipped": s.skipped, "failed": s.failures.count,
-            "removed": s.removed, "seconds": s.elapsed, "cards": s.cardFile.path,
+            "removed": s.removed, "not_reached": s.notReached, "seconds": s.elapsed, "cards": s.cardFile.path,
             "failures": s.failures.map(\.description),
         ]
         return try BatchCommandSupport.jsonLine(object)

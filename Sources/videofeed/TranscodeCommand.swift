@@ -139,7 +139,9 @@ struct TranscodeRunCommand: ParsableCommand {
             in OUT/renditions.jsonl (OUT/renditions-<i>-of-<n>.jsonl for a shard). <version> is a digest of the \
             source version and the settings, so every file is immutable. Unchanged items are skipped; items gone \
             from the feed are removed. The exit status is 1 if any item failed. The shard index defaults to \
-            $JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID, the count to $SLURM_ARRAY_TASK_COUNT.
+            $JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID, the count to $SLURM_ARRAY_TASK_COUNT. With --watch the \
+            command stays up and runs again whenever the source changes (a file still being written waits until it \
+            is complete); SIGTERM or SIGINT finishes the items in hand and exits 0.
             """
     )
 
@@ -147,6 +149,7 @@ struct TranscodeRunCommand: ParsableCommand {
     @OptionGroup var policy: MediaPolicyOptions
     @OptionGroup var sourceSecrets: SourceSecretsOption
     @OptionGroup var rendition: RenditionOptions
+    @OptionGroup var watchOptions: WatchOptions
 
     @Option(help: "The listing's shape: manifest, cloudinary, pexels or imagefeed. Default: detected.")
     var feedFormat: FeedFormatOption?
@@ -194,7 +197,8 @@ struct TranscodeRunCommand: ParsableCommand {
             throw ValidationError("--preview-seconds must be 0-60.")
         }
         if noMp4 && noSegments { throw ValidationError("--no-mp4 and --no-segments together leave nothing to make.") }
-        _ = try BatchCommandSupport.shard(shard, count: shardCount)
+        try watchOptions.check(shard: try BatchCommandSupport.shard(shard, count: shardCount))
+        try watchOptions.check(out: out, source: feedSource)
     }
 
     func run() throws {
@@ -202,37 +206,48 @@ struct TranscodeRunCommand: ParsableCommand {
         settings.makesMP4 = !noMp4
         settings.makesSegments = !noSegments
         settings.preview = previewSeconds > 0 ? PreviewSettings(seconds: previewSeconds) : nil
-        let page = try BatchCommandSupport.loadListing(feedSource, format: feedFormat?.feedFormat, command: "transcode")
+        let shard = try BatchCommandSupport.shard(self.shard, count: shardCount)
+        let recordFile = URL(fileURLWithPath: out).appendingPathComponent(RenditionFile.name(for: shard))
+        let job = BatchJob(command: "transcode", allowEmptyFeed: allowEmptyFeed, quiet: quiet,
+                           previousCount: { RenditionFile.read(recordFile).records.count },
+                           pass: { page, stop in try pass(page, settings: settings, shard: shard, stop: stop) })
+        if watchOptions.watch {
+            try job.watch(feedSource, format: feedFormat?.feedFormat, refresh: watchOptions.refreshSeconds)
+        } else {
+            try job.once(feedSource, format: feedFormat?.feedFormat)
+        }
+    }
+
+    /// One batch over `page`: transcodes, reports, and returns whether an item or a listing entry failed.
+    private func pass(_ page: FeedPage, settings: TranscodeSettings, shard: Shard, stop: WatchStop?) throws -> Bool {
         var configuration = TranscodeBatch.Configuration(
             output: URL(fileURLWithPath: out), settings: settings, jobs: jobs, timeLimit: timeLimit, force: force,
-            shard: try BatchCommandSupport.shard(shard, count: shardCount))
+            shard: shard)
         configuration.openOptions = policy.applied(to: configuration.openOptions)
         configuration.recordsSourceSecrets = sourceSecrets.recordSourceSecrets
         (configuration.removesGone, configuration.keptIDs) = BatchCommandSupport.removal(page,
                                                                                      allowEmptyFeed: allowEmptyFeed)
-        try BatchCommandSupport.refuseEmptyListing(page, allowEmptyFeed: allowEmptyFeed, previousCount: {
-            RenditionFile.read(URL(fileURLWithPath: out).appendingPathComponent(
-                RenditionFile.name(for: configuration.shard))).records.count
-        }, command: "transcode")
         let batch = TranscodeBatch(feed: page.items, configuration: configuration)
         let summary = try BatchCommandSupport.run("transcode", quiet: quiet) { reporter in
-            try batch.run { reporter.update($0) }
+            try WatchStop.during(stop, { batch.stop() }) { try batch.run { reporter.update($0) } }
         }
         for failure in summary.failures { Console.error("transcode: \(Console.safe(failure.description))") }
         Console.out(json ? try Self.json(summary) : Self.line(summary, out: out))
-        if !summary.failures.isEmpty || !page.skipped.isEmpty { throw ExitCode(ExitStatus.someFailed) }
+        return !summary.failures.isEmpty || !page.skipped.isEmpty
     }
 
     static func line(_ s: TranscodeBatch.Summary, out: String) -> String {
-        String(format: "transcode: %d items, %d transcoded, %d skipped, %d failed, %d removed, %.2f s; records in %@\n",
-               s.items, s.transcoded, s.skipped, s.failures.count, s.removed, s.elapsed,
+        String(format: "transcode: %d items, %d transcoded, %d skipped, %d failed, %d removed%@, %.2f s; "
+                       + "records in %@\n",
+               s.items, s.transcoded, s.skipped, s.failures.count, s.removed,
+               s.notReached > 0 ? ", \(s.notReached) not reached (stopped)" : "", s.elapsed,
                (out as NSString).appendingPathComponent(s.recordFile.lastPathComponent))
     }
 
     static func json(_ s: TranscodeBatch.Summary) throws -> String {
         let object: [String: Any] = [
             "items": s.items, "transcoded": s.transcoded, "skipped": s.skipped, "failed": s.failures.count,
-            "removed": s.removed, "seconds": s.elapsed, "records": s.recordFile.path,
+            "removed": s.removed, "not_reached": s.notReached, "seconds": s.elapsed, "records": s.recordFile.path,
             "failures": s.failures.map(\.description),
         ]
         return try BatchCommandSupport.jsonLine(object)
