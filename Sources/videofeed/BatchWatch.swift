@@ -218,7 +218,8 @@ struct BatchJob {
 
     /// Runs, then runs again at every change of the source until SIGTERM or SIGINT, then returns (exit 0).
     ///
-    /// A pass whose listing cannot be read, or is refused as empty, changes nothing and is tried again at the next
+    /// A look at the source that finds the listing of the last batch again, when nothing failed in it, runs no
+    /// batch. A pass whose listing cannot be read, or is refused as empty, changes nothing and is tried again at the next
     /// change; an item that fails is reported and the watch goes on. The first batch that cannot run (the output
     /// folder cannot be written, another run holds it) ends the command with exit 2; a later one is reported and
     /// tried again at the next change.
@@ -240,17 +241,23 @@ struct BatchJob {
                           + "every \(refresh) s); SIGTERM or SIGINT stops after the items in hand")
         }
         var batches = 0
+        // The listing of the last batch that had nothing fail: the same listing again (a folder's periodic rescan
+        // finds nothing new) needs no batch. After a failure the next look runs one, which retries the failed items.
+        var lastClean: Set<FeedItem>?
         repeat {
             guard !stop.isRequested else { break }
             let loaded = stop.perform { try await loader.loadAll(maxPages: BatchCommandSupport.maxPages) }
             guard !stop.isRequested else { break }
             do {
                 let page = try BatchCommandSupport.listing(loaded, command: command)
+                let listed = Set(page.items)
+                if page.skipped.isEmpty && listed == lastClean { continue }
                 try BatchCommandSupport.refuseEmptyListing(page, allowEmptyFeed: allowEmptyFeed,
                                                            previousCount: previousCount, command: command)
                 do {
-                    _ = try pass(page, stop)
+                    let failed = try pass(page, stop)
                     batches += 1
+                    lastClean = failed ? nil : listed
                 } catch let exit as ExitCode where exit.rawValue == ExitStatus.couldNotRun && batches == 0 {
                     throw exit
                 }
