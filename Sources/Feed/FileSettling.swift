@@ -6,9 +6,9 @@ import Foundation
 /// A file is held back while
 /// - a writer holds it: the folder's watch (``FolderWatcher``, inotify) saw it created or modified and has not seen
 ///   it closed after writing; or
-/// - it is still changing: its size, modification or status-change time moved within the last ``quiet`` seconds
-///   (by the file's own times, and by what this process saw between scans, for a clock that differs on a network
-///   file system).
+/// - it is still changing: it was modified within the last ``quiet`` seconds by its own modification time, and this
+///   process has not seen its size and times stay the same for ``quiet`` seconds (which decides when the file
+///   server's clock differs, on a network file system).
 ///
 /// A file the watch saw closed after writing, or moved in whole (a rename into the folder), is complete at once
 /// unless a writer opened it again. Without inotify (a network file system, or the watch limit reached) the quiet
@@ -67,7 +67,8 @@ public final class FileSettling: Sendable {
         var info = stat()
         guard stat(path, &info) == 0 else { return false }
         let size = Int64(info.st_size)
-        let changed = max(Self.seconds(info.st_mtim), Self.seconds(info.st_ctim))
+        let modified = Self.seconds(info.st_mtim)
+        let changed = max(modified, Self.seconds(info.st_ctim))
         return state.withLock { s in
             if s.seen[path] == .writing {
                 s.observations[path] = nil
@@ -79,7 +80,9 @@ public final class FileSettling: Sendable {
             }
             s.observations[path] = observation
             if s.seen[path] == .closed { return true }
-            return now - changed >= quiet || now - observation.since >= quiet
+            // A writer moves the modification time as it writes (the status-change time also moves when a file
+            // is only renamed or its time set, so it says nothing of writing, and is only compared between looks).
+            return now - modified >= quiet || now - observation.since >= quiet
         }
     }
 

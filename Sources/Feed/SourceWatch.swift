@@ -117,7 +117,8 @@ public final class SourceWatch: Sendable {
                 let now = try await remote.firstPageVersion(ifChangedFrom: known)
                 error.set(nil)
                 lastVersion.set(AnyHashableSendable(now))
-                return known != nil && now != known
+                // The first answer is a change too: the listing may have changed since the consumer first read it.
+                return now != known
             } catch {
                 self.error.set(Redaction.redacted(String(describing: error)))
                 return false

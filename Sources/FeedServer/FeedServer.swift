@@ -29,6 +29,9 @@ public struct FeedServer: Sendable {
         public var allowedOrigins: [String] = []
         /// What one connection may hold and for how long.
         public var limits = ConnectionLimits()
+        /// The watch of the feed's source (``SourceWatch``), when the listing follows it: the catalog reads the source
+        /// again after each change, viewers' windows are planned again and the page is told. Nil: read once.
+        public var watch: SourceWatch?
 
         /// The defaults.
         public init() {}
@@ -95,8 +98,39 @@ public struct FeedServer: Sendable {
                 }
             }
         }
-        defer { engine.shutdown() }
+        // A watched source: read again after each change, until the server stops.
+        let follower = options.watch.map { watch in
+            Task.detached { [hub] in await Self.follow(watch, engine: engine, hub: hub, logger: logger) }
+        }
+        defer {
+            options.watch?.stop()
+            follower?.cancel()
+            engine.shutdown()
+        }
         try await app.runService()
+    }
+
+    /// Reads the source again each time `watch` says it may have changed; a change is counted, logged, and handed
+    /// to the viewers (``ViewerHub/feedChanged(_:generation:total:head:)``).
+    static func follow(_ watch: SourceWatch, engine: ServeEngine, hub: ViewerHub, logger: Logger) async {
+        let catalog = engine.catalog, metrics = engine.metrics
+        while await watch.next() {
+            do {
+                metrics.listingReads.increment()
+                let change = try await catalog.refresh()
+                guard !change.isEmpty else { continue }
+                metrics.listingChanges.increment()
+                metrics.itemsAdded.increment(by: Int64(change.added.count))
+                metrics.itemsRemoved.increment(by: Int64(change.removed.count))
+                metrics.itemsChanged.increment(by: Int64(change.changed.count))
+                logger.info("feed: \(change.added.count) added, \(change.removed.count) removed, \(change.changed.count) changed")
+                let head = try? await catalog.entry(at: 0)
+                await hub.feedChanged(change, generation: await catalog.generation, total: await catalog.total,
+                                      head: head?.item.publicID)
+            } catch {
+                logger.warning("feed: cannot read the source again: \(Redaction.redacted(String(describing: error)))")
+            }
+        }
     }
 
     // MARK: - Routes
@@ -137,12 +171,16 @@ public struct FeedServer: Sendable {
 
     func listing(_ request: Request, context: ServeContext) async throws -> Response {
         let query = request.uri.queryParameters
+        let catalog = engine.catalog
         var start = 0
         if let cursor = query.get("cursor") {
-            guard let value = Int(cursor), value >= 0, value < 1_000_000_000 else {
+            // A cursor names the last item of the page before (and where it was): the next page starts after that
+            // item wherever it is now, so items arriving or going between pages repeat or skip nothing.
+            guard let parsed = ServedCatalog.parse(cursor: cursor) else {
                 return jsonError(.badRequest, "cursor \(String(cursor.prefix(40))) is not one this server gave")
             }
-            start = value
+            start = parsed.index
+            if let id = parsed.id, let found = await catalog.start(after: id) { start = found }
         }
         var limit = options.defaultLimit
         if let text = query.get("limit") {
@@ -151,12 +189,21 @@ public struct FeedServer: Sendable {
             }
             limit = value
         }
+        // `item=<public_id>`: that item's card alone (a pending card filled), wherever it is now.
+        if let id = query.get("item") {
+            guard id.utf8.count <= 2048, let at = await catalog.position(of: id) else {
+                return await catalog.wasRemoved(id) ? jsonError(.gone, "\(String(id.prefix(200))) was removed")
+                    : jsonError(.notFound, "no item \(String(id.prefix(200)))")
+            }
+            start = at
+            limit = 1
+        }
         // `pending=1`: answer at once; a card whose manifest is not made yet is listed as pending.
-        let answerAtOnce = query.get("pending") == "1"
+        let answerAtOnce = query.get("pending") == "1" && query.get("item") == nil
         var entries: [ServedCatalog.Entry] = []
         do {
             for index in start..<(start + limit) {
-                guard let entry = try await engine.catalog.entry(at: index) else { break }
+                guard let entry = try await catalog.entry(at: index) else { break }
                 entries.append(entry)
             }
         } catch {
@@ -197,12 +244,10 @@ public struct FeedServer: Sendable {
                 return jsonError(.serviceUnavailable, "cancelled")
             }
         }
-        let total = await engine.catalog.total
-        let next: String? = {
-            if let total { return start + entries.count < total ? String(start + entries.count) : nil }
-            return entries.count == limit ? String(start + entries.count) : nil
-        }()
-        let page = ListingPage(resources: cards, nextCursor: next, total: total)
+        let total = await catalog.total
+        let more = total.map { start + entries.count < $0 } ?? (entries.count == limit)
+        let next = more ? entries.last.map { ServedCatalog.cursor(after: $0.item.publicID, at: start + entries.count) } : nil
+        let page = ListingPage(resources: cards, nextCursor: next, total: total, generation: await catalog.generation)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let body = try encoder.encode(page)
@@ -309,24 +354,43 @@ public struct FeedServer: Sendable {
 
     func viewerSession(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let viewer = hub.connect()
+        let outbox = hub.outbox(viewer)
         defer { hub.disconnect(viewer) }
         // Keys in declaration order: `{"type":…,` first, as the page's parser and logs read them.
         let encoder = JSONEncoder()
-        for try await message in inbound.messages(maxSize: 1 << 14) {
-            // Anything but a message of the page's shapes, with every number in its bounds, is ignored.
-            guard case .text(let text) = message, let said = ViewerMessage.parse(text) else { continue }
-            switch said {
-            case .hello(let width, let height, let rendition):
-                hub.hello(viewer, width: width, height: height, rendition: rendition)
-            case .at(let index, let time):
-                let answer = await hub.move(viewer, to: index, time: time)
-                if let hit = answer.hit {
-                    try await outbound.write(.text(String(decoding: try encoder.encode(
-                        SwipeReply(index: index, hit: hit)), as: UTF8.self)))
-                }
-                let window = WindowReply(current: index, items: answer.window.map { .init(index: $0.index, state: $0.state) })
-                try await outbound.write(.text(String(decoding: try encoder.encode(window), as: UTF8.self)))
+        // The listing as it is now, first: a page that loaded before a change learns of it.
+        let catalog = engine.catalog
+        let head = try? await catalog.entry(at: 0)
+        let hello = FeedReply(generation: await catalog.generation, total: await catalog.total,
+                              head: head?.item.publicID, removed: [])
+        try await outbound.write(.text(String(decoding: try encoder.encode(hello), as: UTF8.self)))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            // What the server says unasked (the listing changed), until the session ends.
+            group.addTask {
+                for await text in outbox { try await outbound.write(.text(text)) }
             }
+            group.addTask {
+                for try await message in inbound.messages(maxSize: 1 << 14) {
+                    // Anything but a message of the page's shapes, with every number in its bounds, is ignored.
+                    guard case .text(let text) = message, let said = ViewerMessage.parse(text) else { continue }
+                    switch said {
+                    case .hello(let width, let height, let rendition):
+                        hub.hello(viewer, width: width, height: height, rendition: rendition)
+                    case .at(let index, let item, let time):
+                        let answer = await hub.move(viewer, to: index, item: item, time: time)
+                        if let hit = answer.hit {
+                            try await outbound.write(.text(String(decoding: try encoder.encode(
+                                SwipeReply(index: index, hit: hit)), as: UTF8.self)))
+                        }
+                        let window = WindowReply(current: index,
+                                                 items: answer.window.map { .init(index: $0.index, state: $0.state) })
+                        try await outbound.write(.text(String(decoding: try encoder.encode(window), as: UTF8.self)))
+                    }
+                }
+            }
+            // Either ends the session: the socket closed, or the server stopped.
+            try await group.next()
+            group.cancelAll()
         }
     }
 
@@ -362,13 +426,15 @@ public struct FeedServer: Sendable {
 enum ViewerMessage: Equatable {
     /// The page's box in device pixels and the rendition it plays.
     case hello(width: Int?, height: Int?, rendition: String?)
-    /// The viewer is at `index` with its playhead at `time` seconds.
-    case at(index: Int, time: Double)
+    /// The viewer is at `index` (the item `item`, when said) with its playhead at `time` seconds.
+    case at(index: Int, item: String?, time: Double)
 
     /// Indices at most this (the listing's cursors stop there too).
     static let maxIndex = 999_999_999
     static let maxTime = 86_400.0
     static let maxSide = 16_384
+    /// A public ID's length at most in a message.
+    static let maxItemBytes = 2048
 
     private struct Raw: Decodable {
         var type: String
@@ -377,6 +443,7 @@ enum ViewerMessage: Equatable {
         var width: Int?
         var height: Int?
         var rendition: String?
+        var item: String?
     }
 
     /// The message in `text`, or nil.
@@ -392,7 +459,8 @@ enum ViewerMessage: Equatable {
             guard let index = raw.index, (0...maxIndex).contains(index) else { return nil }
             let time = raw.time ?? 0
             guard time.isFinite, (0...maxTime).contains(time) else { return nil }
-            return .at(index: index, time: time)
+            if let item = raw.item, item.isEmpty || item.utf8.count > maxItemBytes { return nil }
+            return .at(index: index, item: raw.item, time: time)
         default:
             return nil
         }

@@ -8,9 +8,11 @@ struct ListingPage: Encodable {
     var nextCursor: String?
     /// The item count once the listing's end is known.
     var total: Int?
+    /// How many times the listing has changed since the server started (a watched source).
+    var generation: Int
 
     enum CodingKeys: String, CodingKey {
-        case resources, total
+        case resources, total, generation
         case nextCursor = "next_cursor"
     }
 }
@@ -50,7 +52,7 @@ struct Card: Encodable {
     var renditions: [Rendition]?
     var error: String?
     /// Listed before its manifest was made (`pending=1`): the item's own fields and its poster; the page asks for
-    /// the whole card (`cursor=index&limit=1`) when it needs to play it.
+    /// the whole card (`item=<public_id>`) when it needs to play it.
     var pending: Bool?
 
     enum CodingKeys: String, CodingKey {

@@ -255,6 +255,21 @@ public final class MediaCache: Sendable {
         }
     }
 
+    /// Removes the item folder `folder` (a key such as `clips/a.1f2e3d4c`) and everything in it, never following a
+    /// link; returns the bytes freed. For an item version nobody can reach any more: its source was removed or
+    /// replaced.
+    @discardableResult
+    public func removeFolder(_ folder: String) -> Int64 {
+        guard let parts = CacheDirectory.components(folder) else { return 0 }
+        let freed = (try? CacheDirectory.withParent(of: parts, root: root.path, create: false) { fd, name -> Int64 in
+            let size = CacheDirectory.treeSize(name, in: fd)
+            CacheDirectory.removeTree(name, in: fd)
+            return size
+        }) ?? 0
+        if freed > 0 { state.withLock { $0.bytes = max(0, $0.bytes - freed) } }
+        return freed
+    }
+
     /// Removes the least recently used files until the cache is under 90 % of its limit.
     func evict() { evict(downTo: limit / 10 * 9) }
 

@@ -131,14 +131,18 @@ public final class ServeEngine: Sendable {
         let cache = try MediaCache(root: configuration.cache, limit: configuration.cacheLimit)
         self.cache = cache
         let items = self.items
+        // The pool's perform closure (and the catalog's retire) needs the engine; it reaches it through a weak
+        // reference filled at the end (a strong one would be a cycle: engine → pool → closure → engine, and the
+        // engine would never be freed).
+        let box = Locked(WeakEngine())
         catalog = ServedCatalog(feed: feed, settings: configuration.settings, onEntry: { entry in
             items.withLock { $0.sources[entry.folder] = entry.path }
         }, onRetire: { folder in
             items.withLock { $0.sources[folder] = nil; $0.manifests[folder] = nil }
+            // Nobody can reach this version any more: its work stops and its files leave the cache.
+            box.withLock { $0.engine }?.pool.withdraw(folder: folder, error: Failure.gone("\(folder): the item changed or was removed"))
+            cache.removeFolder(folder)
         })
-        // The pool's perform closure needs the engine; it reaches it through a weak reference filled right after
-        // (a strong one would be a cycle: engine → pool → closure → engine, and the engine would never be freed).
-        let box = Locked(WeakEngine())
         pool = WorkPool(workers: configuration.workers, holdLimit: configuration.holdLimit, perform: { key, token in
             guard let engine = box.withLock({ $0.engine }) else { throw WorkPool.Cancelled() }
             try engine.make(key, token: token)
@@ -153,6 +157,11 @@ public final class ServeEngine: Sendable {
     /// A failed job is logged at warning level whatever the level, once: clients read only its item and a short
     /// reason (``ClientText``), so the log is where its whole error is.
     private static func log(_ report: WorkPool.Report, to logger: Logger) {
+        // A job for an item version that went (removed or replaced) ends as withdrawn, not as a fault.
+        if case .failed(let error) = report.outcome, case .gone? = error as? Failure {
+            logger.debug("job \(report.key) withdrawn: \(Redaction.redacted(String(describing: error)))")
+            return
+        }
         if case .failed(let error) = report.outcome, logger.logLevel > .debug {
             logger.warning("job \(report.key) failed: \(Redaction.redacted(String(describing: error)))")
         }
@@ -321,7 +330,10 @@ public final class ServeEngine: Sendable {
     /// Makes `key`'s artifact and stores it in the cache, if the item's source stayed the listed version while it was
     /// made (``makeChecked(_:source:token:)``): a source changed meanwhile fails the job and caches nothing.
     func make(_ key: JobKey, token: CancellationToken) throws {
-        guard let path = items.withLock({ $0.sources[key.folder] }) else { throw Failure.notFound(key.folder) }
+        // A folder whose source is not known was retired (removed or replaced) since the job was asked for.
+        guard let path = items.withLock({ $0.sources[key.folder] }) else {
+            throw Failure.gone("\(key.folder): the item changed or was removed")
+        }
         if let manifest = try makeChecked(key, source: path, token: token) {
             items.withLock { $0.keep(manifest, for: key.folder) }
         }

@@ -37,6 +37,14 @@ public final class ServeMetrics: Sendable {
     let cacheBytes: Gauge
     /// Connected viewers.
     let viewers: Gauge
+    /// Times a watched source was read again.
+    let listingReads: Counter
+    /// Times a read of a watched source found it changed.
+    let listingChanges: Counter
+    /// Items arrived, removed and changed in a watched source.
+    let itemsAdded: Counter
+    let itemsRemoved: Counter
+    let itemsChanged: Counter
 
     /// Metrics in a new registry.
     public init() {
@@ -55,6 +63,11 @@ public final class ServeMetrics: Sendable {
         running = registry.makeGauge(descriptor: Self.name("videofeed_jobs_running", help: "Jobs being made"))
         cacheBytes = registry.makeGauge(descriptor: Self.name("videofeed_cache_bytes", help: "Bytes in the disk cache"))
         viewers = registry.makeGauge(descriptor: Self.name("videofeed_viewers", help: "Connected viewers"))
+        listingReads = registry.makeCounter(descriptor: Self.name("videofeed_listing_reads_total", help: "Times the watched source was read again"))
+        listingChanges = registry.makeCounter(descriptor: Self.name("videofeed_listing_changes_total", help: "Reads of the watched source that found it changed"))
+        itemsAdded = registry.makeCounter(descriptor: Self.name("videofeed_items_added_total", help: "Items that arrived in the watched source"))
+        itemsRemoved = registry.makeCounter(descriptor: Self.name("videofeed_items_removed_total", help: "Items removed from the watched source"))
+        itemsChanged = registry.makeCounter(descriptor: Self.name("videofeed_items_changed_total", help: "Items of the watched source replaced by a new version"))
     }
 
     /// A descriptor for `name` (`videofeed_…`, its last part the unit when it is one).

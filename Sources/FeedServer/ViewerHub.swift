@@ -1,4 +1,5 @@
 import EngineSupport
+import Feed
 import Foundation
 import Prefetch
 
@@ -32,6 +33,8 @@ public final class ViewerHub: Sendable {
         /// The rendition the page said it plays, by name (used when the box is not known and the item has it).
         var rendition: String? = nil
         var current: Int? = nil
+        /// The public ID on screen, when the page said it (positions move as a watched feed changes).
+        var currentItem: String? = nil
         var time: Double = 0
         var history: [Swipe] = []
     }
@@ -39,6 +42,8 @@ public final class ViewerHub: Sendable {
     let engine: ServeEngine
     let policy: any PrefetchPolicy
     private let viewers = Locked<[Int: Viewer]>([:])
+    /// What the server tells each viewer without being asked (the listing changed), by viewer.
+    private let outboxes = Locked<[Int: AsyncStream<String>.Continuation]>([:])
     private let counter = Locked(0)
     private let started = Date()
 
@@ -56,8 +61,16 @@ public final class ViewerHub: Sendable {
         return id
     }
 
+    /// Messages for `viewer` the server sends unasked (``feedChanged(_:)``), the latest few kept while it is slow.
+    func outbox(_ viewer: Int) -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(4))
+        outboxes.withLock { $0[viewer] = continuation }
+        return stream
+    }
+
     /// Forgets `viewer` and every piece of work only it wanted.
     public func disconnect(_ viewer: Int) {
+        outboxes.withLock { $0.removeValue(forKey: viewer) }?.finish()
         viewers.withLock { $0[viewer] = nil }
         engine.pool.focus(viewer: viewer, on: nil)
         engine.pool.want(viewer: viewer, [:])
@@ -85,24 +98,30 @@ public final class ViewerHub: Sendable {
 
     /// The viewer is at `index` with its playhead at `time` seconds: re-plans its prefetch, and tells whether a
     /// move to a new item found it ready.
-    public func move(_ viewer: Int, to index: Int, time: Double) async -> Answer {
+    ///
+    /// With `item` (the public ID on screen), the viewer is placed where that item is now (`index` is a hint, used
+    /// when the item is not listed).
+    public func move(_ viewer: Int, to hint: Int, item: String? = nil, time: Double) async -> Answer {
         // An index past any the server lists (``ViewerMessage/maxIndex``) plans nothing and is not remembered.
-        guard (0...ViewerMessage.maxIndex).contains(index) else { return Answer(hit: nil, window: []) }
+        guard (0...ViewerMessage.maxIndex).contains(hint) else { return Answer(hit: nil, window: []) }
+        let catalog = engine.catalog
+        var index = hint
+        if let item, let at = await catalog.position(of: item) { index = at }
         let now = Date().timeIntervalSince(started)
         let seen = viewers.withLock { v -> (viewer: Viewer, moved: Bool)? in
             guard var state = v[viewer] else { return nil }
-            let moved = state.current != index
+            let moved = item != nil && state.currentItem != nil ? state.currentItem != item : state.current != index
             if let current = state.current, moved {
                 state.history.append(Swipe(time: now, from: current, to: index))
                 if state.history.count > 32 { state.history.removeFirst(state.history.count - 32) }
             }
             state.current = index
-            state.time = time.isFinite ? max(0, time) : 0
+            state.currentItem = item
+            if time.isFinite { state.time = max(0, time) }
             v[viewer] = state
             return (state, moved)
         }
         guard let seen else { return Answer(hit: nil, window: []) }
-        let catalog = engine.catalog
         var hit: Bool? = nil
         // The viewer waits for this item's files: its requests run before those for other items.
         let current = try? await catalog.entry(at: index)
@@ -162,6 +181,20 @@ public final class ViewerHub: Sendable {
         return Answer(hit: hit, window: window)
     }
 
+    /// The listing changed (a watched source): every viewer's window is planned again where its item is now (work
+    /// for items that went is dropped), and each viewer is told (`{"type":"feed",…}`), with the public IDs removed.
+    func feedChanged(_ change: FeedChange, generation: Int, total: Int?, head: String?) async {
+        let placed = viewers.withLock { v in v.compactMap { id, state in state.current.map { (id, $0, state.currentItem) } } }
+        for (viewer, index, item) in placed {
+            _ = await move(viewer, to: index, item: item, time: .nan)
+        }
+        let message = FeedReply(generation: generation, total: total, head: head,
+                                removed: change.removed.prefix(100).map(\.publicID))
+        guard let data = try? JSONEncoder().encode(message) else { return }
+        let text = String(decoding: data, as: UTF8.self)
+        for outbox in outboxes.withLock({ Array($0.values) }) { outbox.yield(text) }
+    }
+
     /// The cache key of the first segment a viewer with `box` plays of the item in `folder`, once its manifest is
     /// known.
     private func firstSegmentKey(_ folder: String, for viewer: Viewer) -> String? {
@@ -180,4 +213,15 @@ public final class ViewerHub: Sendable {
         return engine.pool.state(of: JobKey(folder: folder, artifact: .segment(rendition: r, index: 0)))?.rawValue
             ?? "pending"
     }
+}
+
+/// `{"type":"feed","generation":…,"total":…,"head":…,"removed":[…]}`: the listing as it is now (sent when a viewer
+/// connects and whenever a watched source changes): how many times it changed, its length when known, its first item,
+/// and the items removed by this change (at most 100).
+struct FeedReply: Encodable {
+    var type = "feed"
+    var generation: Int
+    var total: Int?
+    var head: String?
+    var removed: [String]
 }

@@ -312,6 +312,30 @@ public final class WorkPool: Sendable {
         if woke { for _ in 0..<workers { wake.signal() } }
     }
 
+    /// Withdraws every job of the item folder `folder` (an item version nobody can reach any more): queued ones are
+    /// dropped and their waiters get `error`; running ones are cancelled.
+    public func withdraw(folder: String, error: any Error) {
+        let (waiters, dropped) = state.withLock { s -> ([CheckedContinuation<Void, any Error>], [Report]) in
+            var waiters: [CheckedContinuation<Void, any Error>] = []
+            var dropped: [Report] = []
+            for job in s.jobs.values where job.key.folder == folder {
+                job.token.cancel()
+                guard !job.running else { continue }
+                waiters += job.waiters.values
+                job.waiters = [:]
+                for viewer in job.interest.keys { s.interest[viewer]?.remove(job.key) }
+                job.interest = [:]
+                s.jobs[job.key] = nil
+                dropped.append(Report(key: job.key, outcome: .cancelled,
+                                      queued: job.seconds(to: DispatchTime.now().uptimeNanoseconds),
+                                      requested: false))
+            }
+            return (waiters, dropped)
+        }
+        for gone in dropped { report(gone) }
+        for waiter in waiters { waiter.resume(throwing: error) }
+    }
+
     /// Says which item viewer `viewer` has on screen: the folder of its current item (as in ``JobKey/folder``), or
     /// nil when it has none (it left). Requests for the files of an item some viewer has on screen run before other
     /// requests.

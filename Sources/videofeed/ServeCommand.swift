@@ -15,7 +15,8 @@ struct ServeCommand: ParsableCommand {
             Source Extensions. Posters, initialisation and media segments, previews and MP4s are made by FFmpeg on \
             first request or ahead of each viewer (its position drives --policy), kept in --cache (atomic writes, \
             LRU under --cache-size; replicas may share it), at the paths `videofeed transcode` writes with the same \
-            options. API: /api/feed?cursor=&limit=, /media/..., /api/ws, /metrics, /healthz (docs/serve.md). \
+            options. The listing follows its source (--refresh): new files appear, removed ones go (their URLs \
+            answer 410). API: /api/feed?cursor=&limit=, /media/..., /api/ws, /metrics, /healthz (docs/serve.md). \
             Stops on SIGINT or SIGTERM.
             """
     )
@@ -53,6 +54,13 @@ struct ServeCommand: ParsableCommand {
             help: "Open connections at most (default 10000, under the open-file limit); past it, 503.")
     var maxConnections: Int?
 
+    @Option(help: """
+        The listing follows its source: a folder is watched (inotify) and rescanned every SECONDS, a URL's listing \
+        is asked for again every SECONDS (ETag / If-Modified-Since), a listing file is checked every SECONDS. 0 reads \
+        the source once.
+        """)
+    var refresh: Double = 10
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -61,6 +69,9 @@ struct ServeCommand: ParsableCommand {
         if let workers { try NumberRules.count(workers, "--workers", max: NumberRules.maxThreads) }
         try NumberRules.timeLimit(jobTimeLimit, "--job-time-limit")
         if let maxConnections { try NumberRules.count(maxConnections, "--max-connections", max: 1_000_000) }
+        guard refresh == 0 || (refresh >= 0.1 && refresh <= 86_400) else {
+            throw ValidationError("--refresh must be 0 (read once) or from 0.1 to 86400 seconds.")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical.")
         }
@@ -69,7 +80,13 @@ struct ServeCommand: ParsableCommand {
     func run() throws {
         var logger = Logger(label: "videofeed.serve")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-        let loader = try feedSource.makeLoader(format: nil, for: .batch)
+        let loader: any FeedLoader
+        var watch: SourceWatch? = nil
+        if refresh > 0 {
+            (loader, watch) = try feedSource.makeWatchedLoader(format: nil, for: .batch, refresh: refresh)
+        } else {
+            loader = try feedSource.makeLoader(format: nil, for: .batch)
+        }
         let feed = Feed(loader: loader, prefetchDistance: 10)
         var configuration = ServeEngine.Configuration(cache: URL(fileURLWithPath: cache))
         configuration.cacheLimit = Int64(cacheSize.bytes)
@@ -93,6 +110,7 @@ struct ServeCommand: ParsableCommand {
         options.port = port
         options.policy = policy.policy
         options.allowedOrigins = allowOrigin
+        options.watch = watch
         if let maxConnections { options.limits.maxConnections = maxConnections }
         let server = try FeedServer(engine: engine, options: options, logger: logger)
         let host = self.host

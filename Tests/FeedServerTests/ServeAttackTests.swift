@@ -68,8 +68,8 @@ import Glibc
     }
 
     @Test func viewerMessagesAreBoundedBeforeTheyReachTheHub() {
-        #expect(ViewerMessage.parse(#"{"type":"at","index":3,"time":1.5}"#) == .at(index: 3, time: 1.5))
-        #expect(ViewerMessage.parse(#"{"type":"at","index":3}"#) == .at(index: 3, time: 0))
+        #expect(ViewerMessage.parse(#"{"type":"at","index":3,"time":1.5}"#) == .at(index: 3, item: nil, time: 1.5))
+        #expect(ViewerMessage.parse(#"{"type":"at","index":3}"#) == .at(index: 3, item: nil, time: 0))
         #expect(ViewerMessage.parse(#"{"type":"hello","width":1080,"height":1920,"rendition":"720x1280"}"#)
                 == .hello(width: 1080, height: 1920, rendition: "720x1280"))
         for bad in [#"{"type":"at","index":1000000000}"#, #"{"type":"at","index":-1}"#,

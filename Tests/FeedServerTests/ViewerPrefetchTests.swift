@@ -32,7 +32,7 @@ import Testing
         try ws.send(#"{"type":"at","index":0,"time":0}"#)
         // The first answer: a move from nowhere is a swipe too; then the window.
         let swipe = try ws.receive()
-        #expect(swipe.contains(#""type":"swipe""#) && swipe.contains(#""index":0"#))
+        #expect(swipe.contains(#""type":"swipe""#) && swipe.contains(#""index":0"#), "\(swipe)")
         let window = try ws.receive()
         #expect(window.contains(#""type":"window""#) && window.contains(#""current":0"#))
         // Items 1 and 2 get their first segment of the named rendition without any request for them.

@@ -172,8 +172,18 @@ public enum LoopbackHTTP {
             }
         }
 
-        /// The next text message.
+        /// The next text message that is not the server's unasked listing news (`{"type":"feed",…}`, sent on
+        /// connect and whenever a watched feed changes).
         public func receive() throws -> String {
+            while true {
+                let text = try receiveAny()
+                let message = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+                if message?["type"] as? String != "feed" { return text }
+            }
+        }
+
+        /// The next text message, whatever it is.
+        public func receiveAny() throws -> String {
             while true {
                 while pending.count < 2 { try fill() }
                 var length = Int(pending[1] & 0x7f)
