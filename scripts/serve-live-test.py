@@ -100,7 +100,8 @@ def fetch_listing(base):
     """Every item of /api/feed, following next_cursor (the cursor is opaque: passed back as given)."""
     items, cursor, seen = [], None, set()
     for _ in range(200):
-        url = base + "/api/feed?limit=50&pending=1" + ("&cursor=" + urllib.parse.quote(cursor, safe="") if cursor else "")
+        url = (base + "/api/feed?limit=50&pending=1"
+               + ("&cursor=" + urllib.parse.quote(cursor, safe="") if cursor else ""))
         with urllib.request.urlopen(url, timeout=30) as r:
             page = json.load(r)
         for item in page.get("resources", []):
@@ -445,7 +446,8 @@ class Run:
                     raise CheckFailed(f"{public_id} was in two listing pages: {named[public_id]} and {url}")
                 named[public_id] = url
         self.close(page)
-        return (f"{len(pages)} listing pages, none naming an item twice; pages of 2: {len(shown)} items in the listing's order, none twice, none skipped, "
+        return (f"{len(pages)} listing pages, none naming an item twice; pages of 2: {len(shown)} items in the "
+                f"listing's order, none twice, none skipped, "
                 f"while {added} arrived and {removed} (passed) went")
 
     def pull(self):
