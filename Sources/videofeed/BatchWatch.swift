@@ -219,10 +219,10 @@ struct BatchJob {
     /// Runs, then runs again at every change of the source until SIGTERM or SIGINT, then returns (exit 0).
     ///
     /// A look at the source that finds the listing of the last batch again, when nothing failed in it, runs no
-    /// batch. A pass whose listing cannot be read, or is refused as empty, changes nothing and is tried again at the next
-    /// change; an item that fails is reported and the watch goes on. The first batch that cannot run (the output
-    /// folder cannot be written, another run holds it) ends the command with exit 2; a later one is reported and
-    /// tried again at the next change.
+    /// batch. A pass whose listing cannot be read changes nothing and is tried again after `refresh` seconds (or at
+    /// the next change, if sooner); a listing refused as empty waits for the next change; an item that fails is
+    /// reported and the watch goes on. The first batch that cannot run (the output folder cannot be written, another
+    /// run holds it) ends the command with exit 2; a later one is reported and tried again like an unreadable listing.
     func watch(_ source: FeedSourceOptions, format: FeedFormat?, refresh: Double) throws {
         let loader: any FeedLoader
         let watch: SourceWatch
@@ -244,38 +244,67 @@ struct BatchJob {
         // The listing of the last batch that had nothing fail: the same listing again (a folder's periodic rescan
         // finds nothing new) needs no batch. After a failure the next look runs one, which retries the failed items.
         var lastClean: Set<FeedItem>?
+        // This pass could not run for a reason that may pass by itself (a listing that did not answer, a folder
+        // another run held): look again after `refresh` seconds even if the source does not change.
+        var retrySoon = false
+        let retryNote = "\(command): will try again in \(refresh) s, or at the next change of the source if sooner"
         repeat {
+            retrySoon = false
             guard !stop.isRequested else { break }
             let loaded = stop.perform { try await loader.loadAll(maxPages: BatchCommandSupport.maxPages) }
             guard !stop.isRequested else { break }
+            let page: FeedPage
             do {
-                let page = try BatchCommandSupport.listing(loaded, command: command)
-                let listed = Set(page.items)
-                if page.skipped.isEmpty && listed == lastClean { continue }
+                page = try BatchCommandSupport.listing(loaded, command: command)
+            } catch {
+                Console.error(retryNote)
+                retrySoon = true
+                continue
+            }
+            let listed = Set(page.items)
+            if page.skipped.isEmpty && listed == lastClean { continue }
+            do {
                 try BatchCommandSupport.refuseEmptyListing(page, allowEmptyFeed: allowEmptyFeed,
                                                            previousCount: previousCount, command: command)
-                do {
-                    let failed = try pass(page, stop)
-                    batches += 1
-                    lastClean = failed ? nil : listed
-                } catch let exit as ExitCode where exit.rawValue == ExitStatus.couldNotRun && batches == 0 {
-                    throw exit
-                }
-            } catch let exit as ExitCode where exit.rawValue == ExitStatus.couldNotRun {
+            } catch {
                 Console.error("\(command): will try again at the next change of the source")
+                continue
             }
-        } while !stop.isRequested && waitForChange(watch, stop: stop)
+            do {
+                let failed = try pass(page, stop)
+                batches += 1
+                lastClean = failed ? nil : listed
+            } catch let exit as ExitCode where exit.rawValue == ExitStatus.couldNotRun && batches > 0 {
+                Console.error(retryNote)
+                retrySoon = true
+            }
+        } while !stop.isRequested && waitForChange(watch, stop: stop, retryAfter: retrySoon ? refresh : nil)
         if let signal = stop.receivedSignal, !quiet {
             Console.error("\(command): stopped by \(WatchStop.name(signal)); items not reached are left for the next "
                           + "run")
         }
     }
 
-    /// Waits until the source may have changed; false when a signal stopped the watch.
-    private func waitForChange(_ watch: SourceWatch, stop: WatchStop) -> Bool {
-        switch stop.perform({ await watch.next() }) {
-        case .success(let changed): changed && !stop.isRequested
-        case .failure: false
+    /// Waits until the source may have changed, or `retryAfter` seconds when given; false when a signal stopped the
+    /// watch.
+    private func waitForChange(_ watch: SourceWatch, stop: WatchStop, retryAfter: Double?) -> Bool {
+        let woke = stop.perform { () async -> Bool in
+            guard let retryAfter else { return await watch.next() }
+            return await withTaskGroup(of: Bool.self) { group in
+                group.addTask { await watch.next() }
+                group.addTask {
+                    try? await Task.sleep(nanoseconds: UInt64(retryAfter * 1e9))
+                    return !Task.isCancelled
+                }
+                // The first to end decides; the other is cancelled (a cancelled next() ends its wait only).
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+        }
+        switch woke {
+        case .success(let changed): return changed && !stop.isRequested
+        case .failure: return false
         }
     }
 }

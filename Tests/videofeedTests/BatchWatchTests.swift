@@ -232,7 +232,10 @@ import Testing
         #expect(again.status == 0 && again.stdout.contains("0 rendered, 2 skipped"), "\(again.stdout)")
     }
 
-    @Test("thumbs --watch on a listing URL served from loopback picks up an item added to the listing",
+    @Test("""
+        thumbs --watch on a listing URL served from loopback: a listing not there yet is reported and read again; an \
+        item added to the listing is picked up
+        """,
           .timeLimit(.minutes(2)))
     func thumbsListingURL() throws {
         let library = try Library("watch-thumbs-url")
@@ -257,9 +260,15 @@ import Testing
                                                   ofItemAtPath: temporary.path)
             guard rename(temporary.path, listing.path) == 0 else { throw POSIXError(.EIO) }
         }
-        try publish([("first", "hevc.mp4")], ahead: 0)
+        // No listing yet (404): the pass is reported and the listing read again later, not the end of the watch.
         let watcher = try Watcher(cli, ["thumbs", server.url("feed.json"), "--out", library.out.path, "--watch",
-                                        "--no-cache", "--time-limit", "20"] + Self.thumbsOptions, logs: library.root)
+                                        "--no-cache", "--retries", "0", "--time-limit", "20"] + Self.thumbsOptions,
+                                  logs: library.root)
+        #expect(Self.poll {
+            watcher.stderr.contains("cannot read the feed") && watcher.stderr.contains("will try again")
+        }, "\(watcher.stderr)")
+        #expect(watcher.process.isRunning)
+        try publish([("first", "hevc.mp4")], ahead: 0)
         #expect(Self.poll { library.cards()?["first"]?["status"] as? String == "ok" }, "\(watcher.stderr)")
         try publish([("first", "hevc.mp4"), ("second", "vp9.webm")], ahead: 5)
         #expect(Self.poll { library.cards()?["second"]?["status"] as? String == "ok" && library.exists("second.jpg") },
