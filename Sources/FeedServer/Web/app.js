@@ -2,22 +2,30 @@
 // wires input, the WebSocket and the debug overlay, and publishes a read-only state object `window.videofeed` for
 // tests and benchmarks, plus a `videofeed:firstframe` CustomEvent on window ({index, publicId, ms, source,
 // mediaTime: the frame's time in the rendition}) when the new card paints its first frame after a swipe.
+//
+// The feed is live: the server's `feed` messages (socket.js) say when the listing changed. Items removed that the
+// viewer has not reached go from the cards (view.js); when the listing's first item is not the page's, the
+// "New videos" pill shows at the top without moving the viewer, and tapping it (or pulling down on the first card)
+// reloads the listing from its first page and shows the newest item.
 import { FeedSource } from './feed.js';
 import { FeedView } from './view.js';
 import { bindInput } from './input.js';
 import { FeedSocket } from './socket.js';
 import { Overlay } from './overlay.js';
-import { pickRendition } from './util.js';
+import { inputTime, pickRendition } from './util.js';
 
 const scroller = document.getElementById('feed');
 const track = document.getElementById('track');
 const muteButton = document.getElementById('mute');
 const statusBox = document.getElementById('status');
+const newerButton = document.getElementById('newer');
+const pullHint = document.getElementById('pull');
 
 const MAX_SWIPES = 1000;      // swipes kept for `window.videofeed.swipes`
 
 const state = { ready: false, socketStatus: 'connecting', window: null, lastSwipe: null, swipes: [], errors: [],
-                warnings: [], hello: null };
+                warnings: [], hello: null, removed: [], lastFeed: null, newItems: false, refreshing: null,
+                refreshes: 0 };
 
 const settings = {
   muted: true,                // autoplay policy: start muted
@@ -38,6 +46,7 @@ const view = new FeedView(scroller, track, feed, {
   onMove: moved,
   onFrame: firstFrame,
   onFail: card => { if (card === view.card) shownError(card); },
+  onGone: card => { if (card === view.card) shownRemoved(card); },
   onWarn: (card, message) => {
     const text = `${card.item.public_id}: ${message}`;
     if (!state.warnings.includes(text)) state.warnings.push(text);
@@ -50,7 +59,7 @@ const socket = new FeedSocket(answer, s => { state.socketStatus = s; overlay.ren
 
 /** A card became current: record the swipe, tell the server, keep the position in the URL. */
 function moved(card, source, t0) {
-  const index = feed.index(card.pos);
+  const index = view.indexAt(card.pos);
   if (source !== 'load') {
     state.lastSwipe = { at: t0, source, index, position: card.pos, publicId: card.item.public_id,
                         firstFrameMs: null, hit: null };
@@ -58,9 +67,10 @@ function moved(card, source, t0) {
     if (state.swipes.length > MAX_SWIPES) state.swipes.shift();
   }
   if (card.failed) shownError(card);
+  if (card.gone) shownRemoved(card);
   muteButton.classList.toggle('silent', card.item.has_audio === false);   // no sound to unmute
   sayHello(card);
-  socket.at(index, 0);
+  socket.at(index, card.item.public_id, 0);
   const id = encodeURIComponent(card.item.public_id).replace(/%2F/gi, '/');
   history.replaceState(null, '', `#i=${index}&item=${id}`);
   overlay.render();
@@ -80,6 +90,10 @@ function shownError(card) {
   if (!state.errors.includes(card.item.public_id)) state.errors.push(card.item.public_id);
 }
 
+function shownRemoved(card) {
+  if (!state.removed.includes(card.item.public_id)) state.removed.push(card.item.public_id);
+}
+
 /** `hello` names the rendition this viewer plays (for the first playable item seen) and its box in device pixels. */
 function sayHello(card) {
   const box = view.box();
@@ -92,9 +106,20 @@ function sayHello(card) {
   socket.hello(state.hello);
 }
 
-/** The server's answers: `swipe` {index, hit} and `window` {current, items}. */
+/** The server's answers: `swipe` {index, hit}, `window` {current, items} and `feed` {generation, total, head,
+ *  removed}. */
 function answer(msg) {
-  if (msg.type === 'window') {
+  if (msg.type === 'feed') {
+    const marked = feed.live(msg);
+    if (!state.lastFeed || !Number.isInteger(msg.generation) || !Number.isInteger(state.lastFeed.generation)
+        || msg.generation >= state.lastFeed.generation) {
+      state.lastFeed = { generation: msg.generation, head: typeof msg.head === 'string' ? msg.head : null };
+    }
+    if (marked.length) view.drop();
+    // An empty feed that has items now: nothing to move, so they are shown at once.
+    if (started && !view.cards.length && !state.refreshing && (msg.total > 0 || msg.head)) refresh('load', null);
+    showNewer();
+  } else if (msg.type === 'window') {
     state.window = { current: msg.current, items: Array.isArray(msg.items) ? msg.items : [] };
   } else if (msg.type === 'swipe') {
     for (let i = state.swipes.length - 1; i >= 0; i--) {
@@ -121,7 +146,8 @@ function snapshot() {
     socketStatus: state.socketStatus, window: state.window, lastSwipe: state.lastSwipe, errors: state.errors,
     warnings: state.warnings,
     rendition: card && card.rendition ? card.rendition.name : null, box: view.box(),
-    index: view.current < 0 ? -1 : feed.index(view.current), position: view.current, total: feed.total,
+    index: view.current < 0 ? -1 : view.indexAt(view.current), position: view.current, total: feed.total,
+    generation: feed.generation, newItems: state.newItems,
     publicId: card ? card.item.public_id : null, cards: view.cards.length, attached: view.attached, playhead,
   };
 }
@@ -135,14 +161,17 @@ bindInput(scroller, {
   mute: () => settings.setMuted(!settings.muted),
   debug: () => overlay.toggle(),
   height: () => view.h,
+  pull: progress => pulled(progress),
+  refresh: (source, t0) => refresh(source, t0),
 });
+newerButton.addEventListener('click', e => { e.stopPropagation(); refresh('newer', inputTime(e)); });
 muteButton.addEventListener('click', e => { e.stopPropagation(); settings.setMuted(!settings.muted); });
 settings.setMuted(true);
 
 // About once a second while playing, the playhead for the server's prefetch.
 setInterval(() => {
   const card = view.card;
-  if (card && card.playing) socket.at(feed.index(card.pos), card.time);
+  if (card && card.playing) socket.at(view.indexAt(card.pos), card.item.public_id, card.time);
 }, 1000);
 
 // A hidden tab pauses the current card; coming back resumes it (unless the viewer paused it).
@@ -160,14 +189,17 @@ function readHash() {
   return { i: Number.isInteger(i) && i >= 0 ? i : null, item: p.get('item') };
 }
 
-/** The position a hash names: the item at `i` when it is `item` (or no item is named), else where `item` is. */
+/** The position a hash names: the item at `i` when it is `item` (or no item is named), else where `item` is; the
+ *  first card when neither is listed. */
 async function resolve(target) {
-  const pos = await find(target);
-  return feed.wraps ? pos % feed.items.length : pos;
+  const slot = await find(target);
+  view.sync();
+  return Math.max(0, view.posOf(feed.wraps ? slot % feed.items.length : slot));
 }
 
 async function find({ i, item }) {
-  if (i != null && (await feed.reach(i)) && (item == null || feed.item(i).public_id === item)) return i;
+  if (i != null && (await feed.reach(i)) && (item == null || feed.item(i).public_id === item)
+      && !feed.isRemoved(feed.item(i))) return i;
   if (item != null) {
     const found = await feed.find(item);
     if (found >= 0) return found;
@@ -181,8 +213,7 @@ addEventListener('hashchange', async () => {
     && (target.item == null || feed.item(target.i).public_id === target.item);
   if (!listed) view.leave();    // the listing request first, not behind the old window's media requests
   const pos = await resolve(target);
-  view.sync();
-  if (feed.index(view.current) !== feed.index(pos) || view.current < 0) view.show(pos, 'hash', performance.now());
+  if ((pos !== view.current || view.current < 0) && view.cards[pos]) view.show(pos, 'hash', performance.now());
   if (view.leaving) view.stay();     // it did not move (the same item, or none to show): the window again
 });
 
@@ -197,10 +228,76 @@ async function start() {
   }
   showStatus('');
   const pos = await resolve(readHash());
-  view.sync();
+  started = true;
   if (!view.cards.length) return showStatus('Nothing to watch yet: the feed is empty.');
   view.show(pos < view.cards.length ? pos : 0, 'load', null);
   state.ready = true;
+  showNewer();
+}
+let started = false;
+
+// --- a live feed: the "New videos" pill, pull-to-refresh ---
+
+/** The pill shows when the server's last `feed` message names another first item than the page's (and is not older
+ *  than the page's first page); the viewer is not moved. */
+function showNewer() {
+  const last = state.lastFeed;
+  const head = feed.head;
+  const stale = last && Number.isInteger(last.generation) && feed.headGeneration != null
+    && last.generation < feed.headGeneration;
+  const show = !!(last && last.head && head && !stale && last.head !== head.public_id) && !state.refreshing;
+  if (show !== state.newItems) {
+    state.newItems = show;
+    newerButton.hidden = !show;
+  }
+  overlay.render();
+}
+
+/** The listing again from its first page, showing its first item (the newest): the pill's tap, a pull on the first
+ *  card, or an empty feed's retry. One at a time; the old cards stay until the new first page is in. */
+function refresh(source, t0) {
+  if (state.refreshing) return state.refreshing;
+  newerButton.hidden = true;
+  newerButton.disabled = true;
+  state.newItems = false;
+  state.refreshing = (async () => {
+    try {
+      await feed.reload();
+    } catch (e) {
+      showStatus(`Can’t load the newest videos: ${e.message}`);
+      setTimeout(() => showStatus(''), 3000);
+      return false;
+    } finally {
+      state.refreshing = null;
+      newerButton.disabled = false;
+    }
+    view.reset();
+    view.sync();
+    if (view.cards.length) {
+      showStatus('');
+      view.show(0, source, t0);
+      state.ready = true;
+    } else {
+      showStatus('Nothing to watch yet: the feed is empty.');
+    }
+    state.refreshes++;
+    showNewer();
+    return true;
+  })();
+  return state.refreshing;
+}
+
+/** The pull-to-refresh hint follows the finger: `progress` 0 hides it, 1 and more says a release refreshes. */
+function pulled(progress) {
+  if (!progress) {
+    pullHint.classList.remove('pulling', 'armed');
+    pullHint.style.transform = '';
+    return;
+  }
+  const y = Math.min(1.4, progress) * 64;
+  pullHint.classList.add('pulling');
+  pullHint.classList.toggle('armed', progress >= 1);
+  pullHint.style.transform = `translate(-50%, ${y}px) rotate(${Math.min(1, progress) * 180}deg)`;
 }
 
 // --- the read-only state for tests and benchmarks ---
@@ -208,8 +305,8 @@ Object.defineProperty(window, 'videofeed', {
   enumerable: true,
   value: Object.freeze({
     get ready() { return state.ready; },
-    /** The current item's feed index (modulo `total` after a wrap). */
-    get index() { return view.current < 0 ? -1 : feed.index(view.current); },
+    /** The current item's feed index (its `index` in the listing page it came in). */
+    get index() { return view.current < 0 ? -1 : view.indexAt(view.current); },
     /** The current card's position in the page (keeps growing as the feed wraps). */
     get position() { return view.current; },
     get publicId() { return view.card ? view.card.item.public_id : null; },
@@ -223,6 +320,17 @@ Object.defineProperty(window, 'videofeed', {
     get swipes() { return state.swipes.map(s => ({ ...s })); },
     /** public_ids shown as error cards. */
     get errors() { return [...state.errors]; },
+    /** public_ids shown as "This video was removed" cards (not errors). */
+    get removed() { return [...state.removed]; },
+    /** The "New videos" pill is shown (the server's listing starts with another item than the page's). */
+    get newItems() { return state.newItems; },
+    /** The newest listing generation the page knows of (listing answers and the server's `feed` messages). */
+    get generation() { return feed.generation; },
+    /** Listings reloaded from the first page (pill taps, pulls). */
+    get refreshes() { return state.refreshes; },
+    /** For tests: what a tap on the pill does (the listing from its first page, its first item shown); resolves
+     *  whether it reloaded. */
+    refresh() { return refresh('newer', performance.now()).then(ok => !!ok); },
     /** Media problems the page got round (a last segment the server could not make), one line each. */
     get warnings() { return [...state.warnings]; },
     /** The server's last `window` message. */

@@ -5,6 +5,10 @@
 // A card listed before the server made its manifest is pending: it shows its poster, and the first preload() asks
 // for the whole card (env.fill) and goes on from there.
 //
+// An item whose media answers 410 Gone changed or went since it was listed: the card asks the listing for the item
+// as it is now (env.lookup); a new version starts the card again with it (once), an item the server no longer has
+// shows the calm "This video was removed" card (not the error card), and the feed goes on.
+//
 // Life of a card:   near()      poster loaded (current ± 3)
 //                   preload()   MediaSource attached, init appended, seg-0 fetched and held (current ± 2): the
 //                               poster shows (it is the first frame)
@@ -28,8 +32,9 @@ export class Card {
    * @param {number} pos      position in the feed (grows past `total` when the feed wraps around)
    * @param {object} item     a resource of /api/feed
    * @param {object} env      {settings: {muted, setMuted}, box(): {w, h}, onFail(card), onFrame(card, ms, mediaTime),
-   *                           onWarn(card, message), fill(item) → Promise<whole item>,
-   *                           abandon(item): the fill is no longer wanted}
+   *                           onWarn(card, message), onGone(card): the item is removed, fill(item) → Promise<whole
+   *                           item>, abandon(item): the fill is no longer wanted, lookup(item) → Promise<the item
+   *                           as listed now>}
    */
   constructor(pos, item, env) {
     this.pos = pos;
@@ -37,6 +42,8 @@ export class Card {
     this.env = env;
     this.active = false;
     this.failed = null;        // the error message once the card shows its error
+    this.gone = false;         // the card shows "This video was removed"
+    this.rechecked = false;    // a 410 made the card ask for its item again (once)
     this.media = null;         // {video, ms, sb, url, abort, next, initDone, pumping, fetches, held, played}
     this.rendition = null;
     this.watch = 0;            // token of the pending first-frame measurement
@@ -61,7 +68,9 @@ export class Card {
       <div class="meta"><div class="id"></div><div class="when"></div></div>
       <div class="progress"><div class="bar"></div></div>
       <div class="error" role="alert" hidden><div class="title">This video can’t be played</div>
-        <div class="id"></div><div class="message"></div><div class="hint">Swipe to go on</div></div>`;
+        <div class="id"></div><div class="message"></div><div class="hint">Swipe to go on</div></div>
+      <div class="removed" role="status" hidden><div class="title">This video was removed</div>
+        <div class="id"></div><div class="hint">Swipe to go on</div></div>`;
     el.querySelectorAll('.id').forEach(n => { n.textContent = this.item.public_id; });
     const when = el.querySelector('.when');
     when.textContent = relativeTime(this.item.created_at);
@@ -69,6 +78,13 @@ export class Card {
     this.poster = el.querySelector('.poster');
     this.bar = el.querySelector('.bar');
     return el;
+  }
+
+  /** The card's position changed (cards before it went, view.drop()). */
+  moveTo(pos) {
+    if (pos === this.pos) return;
+    this.pos = pos;
+    this.el.dataset.pos = pos;
   }
 
   /** Within a few cards of the current one: load the poster. */
@@ -93,7 +109,7 @@ export class Card {
       this.free();
       this.wanted = true;
     }
-    if (this.media || this.failed) return;
+    if (this.media || this.failed || this.gone) return;
     if (this.item.pending) return this.fillPending();
     if (!MediaSourceClass) return this.fail('this browser has no Media Source Extensions');
     const { w, h } = this.env.box();
@@ -151,6 +167,7 @@ export class Card {
       this.filling = null;
       // Abandoned by free(); wanted again since: ask again.
       if (e && e.name === 'AbortError') { if (this.active || this.wanted) this.fillPending(); return; }
+      if (e && e.gone) return this.removed();
       if (this.active || this.wanted) this.fail(e.message || String(e));
     });
   }
@@ -210,7 +227,7 @@ export class Card {
         } catch (e) {
           // The server could not make the last segment (e.g. a 0.01 s tail past the last picture): play what there
           // is, end the stream there, and say so (overlay, window.videofeed.warnings) rather than fail the card.
-          if (!e.status || k === 0 || k !== segments.length - 1) throw e;
+          if (!e.status || e.status === 410 || k === 0 || k !== segments.length - 1) throw e;
           if (this.env.onWarn) this.env.onWarn(this, `${e.message}; played to ${this.times.starts[k].toFixed(2)} s`);
           m.next = segments.length;
           continue;
@@ -220,7 +237,8 @@ export class Card {
         if (k === 0 && !this.active) this.rewind(m);
       }
     } catch (e) {
-      if (this.media === m && e.name !== 'AbortError') this.fail(e.message || String(e));
+      if (this.media === m && e.status === 410) this.recheck();
+      else if (this.media === m && e.name !== 'AbortError') this.fail(e.message || String(e));
     } finally {
       m.pumping = false;
     }
@@ -392,9 +410,51 @@ export class Card {
     this.el.classList.remove('has-frame', 'waiting', 'ready');
   }
 
+  /** The item's media answered 410: ask the listing for the item as it is now. A new version (another poster URL:
+   *  the URLs carry the version) starts this card again with it, once (or shows its error); an item the server no
+   *  longer has, the same version again or an error card without a version is removed. */
+  async recheck() {
+    if (this.rechecking || this.gone || this.failed) return;
+    this.rechecking = true;
+    let now = null;
+    try {
+      if (!this.rechecked && this.env.lookup) now = await this.env.lookup(this.item);
+    } catch (e) {
+      if (!e.gone) now = null;       // the listing cannot say: the item's media is gone all the same
+    } finally {
+      this.rechecking = false;
+    }
+    if (this.gone || this.failed) return;
+    // Not a new version: no answer, the same poster, or an error card (it has no poster; a job that found the
+    // source gone fails so while the listing has not caught up).
+    if (!now || !now.poster || now.poster === this.item.poster) return this.removed();
+    this.rechecked = true;
+    this.item = now;
+    if (now.error) return this.fail(now.error);
+    const wanted = this.wanted;
+    this.free();
+    this.rendition = null;
+    this.wanted = wanted;
+    if (this.poster.getAttribute('src')) this.poster.src = now.poster;
+    if (this.active) this.activate(this.startAt);
+    else if (this.wanted) this.preload();
+  }
+
+  /** Show the calm removed card: the server no longer has the item (its media answered 410 and the listing does
+   *  not list it). Not an error: the feed goes on. */
+  removed() {
+    if (this.gone || this.failed) return;
+    this.gone = true;
+    this.free();
+    this.el.classList.add('gone');
+    this.el.querySelector('.removed').hidden = false;
+    if (this.env.onGone) this.env.onGone(this);
+    this.settle();
+  }
+
   /** Show the error card (public_id + message); the feed goes on. */
   fail(message) {
-    if (this.failed) return;
+    if (this.failed || this.gone) return;
     this.failed = String(message);
     this.free();
     this.el.classList.add('failed');
@@ -406,7 +466,7 @@ export class Card {
   }
 
   /** Whether the card has shown a frame of its video, or its error: nothing more is on its way for the viewer. */
-  get shown() { return !!this.failed || this.el.classList.contains('has-frame'); }
+  get shown() { return !!this.failed || this.gone || this.el.classList.contains('has-frame'); }
 
   /** Whether activate() needs nothing from the server: shown, or its first segment held (a prefetched neighbour). */
   get ready() { return this.shown || !!(this.media && this.media.held); }

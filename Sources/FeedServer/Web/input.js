@@ -1,8 +1,10 @@
 // input.js — gestures to moves: the mouse wheel (one card per gesture: a gesture ends after WHEEL_GAP ms without
 // wheel events, so a trackpad's inertia tail does not move again), Arrow Up/Down and j/k, Page Up/Down, touch swipes
 // (pointer events: the feed follows the finger, a swipe past SWIPE_PX or flicked faster than FLICK_PX_PER_MS moves
-// one card), tap/click to pause, Space to pause, m to mute, d for the debug overlay. Any other scrolling (the
-// scrollbar, a script, assistive technology) lands on a card through CSS scroll-snap, and view.js follows it.
+// one card), pull-to-refresh (a touch drag downwards on the first card past PULL_PX reloads the listing, with a hint
+// that follows the finger), tap/click to pause, Space to pause, m to mute, d for the debug overlay. Any other
+// scrolling (the scrollbar, a script, assistive technology) lands on a card through CSS scroll-snap, and view.js
+// follows it.
 import { inputTime } from './util.js';
 
 const WHEEL_GAP = 180;        // ms of wheel silence that ends a gesture
@@ -11,11 +13,13 @@ const SWIPE_PX = 60;          // a drag this long moves one card...
 const FLICK_PX_PER_MS = 0.4;  // ...or a shorter one this fast
 const TAP_PX = 10;            // at most this much movement for a tap
 const GLIDE_MS = 200;         // the feed gliding into place after a swipe
+const PULL_PX = 110;          // a drag downwards on the first card this long refreshes the listing
 
 /**
  * @param {HTMLElement} scroller
  * @param {object} on  {move(delta, source, t0, noScroll) → Promise<bool>, position(), height(), hold(bool),
- *                      toggle(), mute(), debug()}
+ *                      toggle(), mute(), debug(), pull(progress: 0 hides the hint, 1 and more: release refreshes),
+ *                      refresh(source, t0)}
  */
 export function bindInput(scroller, on) {
   // --- wheel ---
@@ -51,7 +55,7 @@ export function bindInput(scroller, on) {
   // --- touch (and pen) swipes, following the finger ---
   // While a finger is down (and while the feed glides into place afterwards) scroll-snap is off and the view ignores
   // scroll positions (on.hold); the feed follows the finger by its scrollTop, then glides to the card it lands on.
-  let drag = null;              // {id, y0, t0, top0, dy}
+  let drag = null;              // {id, y0, t0, top0, dy, pull}
   let suppressClick = 0;
   let glide = 0;                // the running glide's animation frame
   scroller.addEventListener('pointerdown', e => {
@@ -59,20 +63,30 @@ export function bindInput(scroller, on) {
     cancelAnimationFrame(glide);
     on.hold(true);
     scroller.style.scrollSnapType = 'none';
-    drag = { id: e.pointerId, y0: e.clientY, t0: inputTime(e), top0: scroller.scrollTop, dy: 0 };
+    // On the first card, at the top, a drag downwards pulls to refresh instead of scrolling.
+    const pull = on.position() === 0 && scroller.scrollTop <= 1;
+    drag = { id: e.pointerId, y0: e.clientY, t0: inputTime(e), top0: scroller.scrollTop, dy: 0, pull };
   });
   scroller.addEventListener('pointermove', e => {
     if (!drag || e.pointerId !== drag.id) return;
     drag.dy = e.clientY - drag.y0;
+    if (drag.pull && drag.dy > TAP_PX) { on.pull(drag.dy / PULL_PX); return; }
+    if (drag.pull) on.pull(0);
     if (Math.abs(drag.dy) > TAP_PX) scroller.scrollTop = drag.top0 - drag.dy;
   });
   const end = async e => {
     if (!drag || e.pointerId !== drag.id) return;
-    const { dy, t0 } = drag;
+    const { dy, t0, pull } = drag;
     drag = null;
     const t = inputTime(e);
     const dt = Math.max(1, t - t0);
     if (Math.abs(dy) > TAP_PX) suppressClick = t + 400;
+    if (pull && dy > TAP_PX) {
+      on.pull(0);
+      glideTo(0);
+      if (e.type === 'pointerup' && dy >= PULL_PX) on.refresh('pull', t);
+      return;
+    }
     const swipe = e.type === 'pointerup' && (Math.abs(dy) >= SWIPE_PX
       || (Math.abs(dy) > TAP_PX * 2 && Math.abs(dy) / dt >= FLICK_PX_PER_MS));
     if (swipe) await on.move(dy < 0 ? 1 : -1, 'touch', t, true);   // plays at once; the feed glides meanwhile

@@ -1,7 +1,9 @@
 // socket.js — the viewer's position for the server (docs/serve.md, GET /api/ws): `hello` with the rendition first,
-// then `at` {index, time} on every move and about once a second while playing; the server answers `swipe`
-// {index, hit} and `window` {current, items}. Reconnects with back-off when the socket drops or cannot open; the
-// page works without it.
+// then `at` {index, item, time} on every move and about once a second while playing (`item`: the public_id on
+// screen, by which the server places the viewer in a feed that changes; `index` is a hint); the server answers
+// `swipe` {index, hit}, `window` {current, items} and `feed` {generation, total, head, removed} (when the socket
+// opens and whenever the listing changes). Reconnects with back-off when the socket drops or cannot open; the page
+// works without it.
 
 const BACKOFF_MS = [500, 1000, 2000, 5000, 10000];
 
@@ -65,8 +67,8 @@ export class FeedSocket {
     if (changed) this.flush();
   }
 
-  at(index, time) {
-    this.lastAt = { type: 'at', index, time: Math.round(time * 1000) / 1000 };
+  at(index, item, time) {
+    this.lastAt = { type: 'at', index, item, time: Math.round(time * 1000) / 1000 };
     if (this.open && this.helloMsg) this.ws.send(JSON.stringify(this.lastAt));
   }
 }

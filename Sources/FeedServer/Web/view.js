@@ -2,6 +2,11 @@
 // well), the current position, and the window around it: current ± 2 attached with their first segment held
 // (card.js), posters of ± 3, every card further away freed. Moves come from input.js (keys, wheel, touch), from the
 // scroll position settling (scroll-snap fallback) or from the URL hash.
+//
+// A card shows a listing slot (feed.js): the cards follow the listing's order, skipping items the server removed,
+// and once the listing has ended go round again. An item removed after its card was made goes from the cards the
+// viewer has not reached (drop()); the current card and those before it stay where they are, so the viewer never
+// moves. reset() lets every card go for a listing reloaded from its first page.
 import { Card } from './card.js';
 
 const KEEP = 2;          // cards attached (MediaSource, init, seg-0 held) on each side of the current one
@@ -30,6 +35,8 @@ export class FeedView {
     this.hold = false;         // a finger (or the glide after it) owns the scroll position: do not follow it
     this.leaving = false;      // a jump waits for its listing page (leave()): the old window is let go
     this.moves = 0;            // activations so far: a deferred window change applies to the latest only
+    this.epoch = 0;            // grows on reset(): a move that waited for a page of the old listing is dropped
+    this.wrapped = false;      // a card shows the listing again from its start (wrap-around)
     this.measure();
     addEventListener('resize', () => { this.measure(); this.scrollTo(this.current); });
     let settle = 0;
@@ -51,22 +58,30 @@ export class FeedView {
     return { w: Math.round(this.scroller.clientWidth * dpr), h: Math.round(this.h * dpr) };
   }
 
-  /** Make cards for every position that is loaded (and, once the feed wraps, a few past the current one). */
+  /** Make cards for every listing slot that is loaded and not removed (and, once the feed wraps, a few past the
+   *  current one). */
   sync() {
-    const want = this.feed.wraps
-      ? Math.max(this.feed.items.length, this.current + KEEP + POSTERS + 1)
-      : this.feed.items.length;
+    const ahead = this.current + KEEP + POSTERS + 1;
     const env = {
       settings: this.hooks.settings, box: () => this.box(),
       onFail: card => this.hooks.onFail(card),
       onFrame: (card, ms, mediaTime) => this.hooks.onFrame(card, ms, mediaTime),
       onWarn: (card, message) => this.hooks.onWarn(card, message),
+      onGone: card => this.gone(card),
       fill: item => this.feed.fill(item),
       abandon: item => this.feed.abandon(item),
+      lookup: item => this.feed.lookup(item.public_id),
     };
     const added = document.createDocumentFragment();
-    while (this.cards.length < want) {
-      const card = new Card(this.cards.length, this.feed.item(this.cards.length), env);
+    for (;;) {
+      const last = this.cards[this.cards.length - 1];
+      const slot = this.feed.nextSlot(last ? last.slot : -1);
+      if (slot < 0) break;
+      const wraps = this.wrapped || (!!last && slot <= last.slot);
+      if (wraps && this.cards.length >= ahead) break;
+      this.wrapped = wraps;
+      const card = new Card(this.cards.length, this.feed.items[slot], env);
+      card.slot = slot;
       this.cards.push(card);
       added.append(card.el);
     }
@@ -78,6 +93,72 @@ export class FeedView {
 
   get card() { return this.cards[this.current]; }
 
+  /** The feed index the server knows the item at a position by (its `index` in the listing it came in; with
+   *  wrap-around, the item's own), -1 for none. */
+  indexAt(pos) {
+    const card = this.cards[pos];
+    if (!card) return -1;
+    return Number.isInteger(card.item.index) ? card.item.index : card.slot;
+  }
+
+  /** The position of a card showing listing slot `slot`: the current card if it does, else the first; -1 none. */
+  posOf(slot) {
+    if (this.card && this.card.slot === slot) return this.current;
+    const card = this.cards.find(c => c.slot === slot);
+    return card ? card.pos : -1;
+  }
+
+  /** Items the server removed go from the cards the viewer has not reached (after the current one), the cards after
+   *  them move up, and the window is kept; the current card and those before it stay, so the viewer does not
+   *  move. Returns how many cards went. */
+  drop() {
+    let dropped = 0;
+    for (let pos = this.cards.length - 1; pos > this.current; pos--) {
+      const card = this.cards[pos];
+      if (!this.feed.isRemoved(card.item)) continue;
+      if (card.active) card.deactivate();
+      card.far();
+      this.live.delete(card);
+      card.el.remove();
+      this.cards.splice(pos, 1);
+      dropped++;
+    }
+    if (!dropped) return 0;
+    this.cards.forEach((card, pos) => card.moveTo(pos));
+    this.wrapped = this.cards.some((card, pos) => pos > 0 && card.slot <= this.cards[pos - 1].slot);
+    this.sync();
+    if (this.current >= 0 && !this.leaving) this.keepWindow();
+    this.hooks.onCards();
+    return dropped;
+  }
+
+  /** A card learnt from the server that its item is gone (410): the listing marks it, and if the viewer has not
+   *  reached it, it goes. */
+  gone(card) {
+    if (!this.cards.includes(card)) return;      // a card of a listing reloaded since
+    this.feed.markRemoved(card.item.public_id);
+    if (card.pos > this.current) this.drop();
+    if (this.hooks.onGone) this.hooks.onGone(card);
+  }
+
+  /** Let every card go (a listing reloaded from its first page follows); nothing is current. */
+  reset() {
+    this.epoch++;
+    this.moves++;
+    clearTimeout(this.holding);
+    if (this.card) this.card.deactivate();
+    for (const card of this.cards) {
+      card.far();
+      card.el.remove();
+    }
+    this.cards = [];
+    this.live.clear();
+    this.current = -1;
+    this.leaving = false;
+    this.wrapped = false;
+    this.hooks.onCards();
+  }
+
   scrollTo(pos) {
     if (pos >= 0) this.scroller.scrollTo({ top: pos * this.h, behavior: 'instant' });
   }
@@ -88,12 +169,17 @@ export class FeedView {
     if (this.busy || this.current < 0) return false;
     const target = this.current + delta;
     if (target < 0) return false;
-    if (target >= this.cards.length) {
+    const epoch = this.epoch;
+    if (target >= this.cards.length) this.sync();
+    // A page may add nothing to show (its items removed meanwhile): a few more are asked for.
+    for (let pages = 0; target >= this.cards.length && !this.feed.done && pages < 5; pages++) {
       this.busy = true;
       try { await this.feed.loadMore(); } finally { this.busy = false; }
+      if (epoch !== this.epoch) return false;       // the listing was reloaded meanwhile
       this.sync();
-      if (target >= this.cards.length) return false;
+      if (this.feed.error) break;
     }
+    if (target >= this.cards.length) return false;
     if (noScroll) this.activate(target, source, t0); else this.show(target, source, t0);
     return true;
   }
@@ -117,6 +203,8 @@ export class FeedView {
     const previous = this.cards[this.current];
     const card = this.cards[pos];
     this.current = pos;
+    // Back to a card whose item the server removed since: its removed card, not what the browser may have cached.
+    if (this.feed.isRemoved(card.item) && !card.gone) card.removed();
     const ready = card.ready;
     card.activate(source === 'load' ? null : t0);   // first: play() as early as possible
     if (previous) previous.deactivate();
@@ -131,7 +219,7 @@ export class FeedView {
     } else {
       this.keepWindow();
     }
-    if (!this.feed.done && pos + PAGE_AHEAD >= this.feed.items.length) {
+    if (!this.feed.done && pos + PAGE_AHEAD >= this.cards.length) {
       this.feed.loadMore().then(() => { this.sync(); this.keepWindow(); });
     }
   }
@@ -191,7 +279,9 @@ export class FeedView {
     const order = [1, -1, 2, -2];
     for (const d of order) {
       const card = this.cards[c + d];
-      if (card && Math.abs(d) <= KEEP) { card.preload(); this.live.add(card); }
+      if (!card || Math.abs(d) > KEEP) continue;
+      if (this.feed.isRemoved(card.item)) card.removed(); else card.preload();
+      this.live.add(card);
     }
     for (let d = -POSTERS; d <= POSTERS; d++) {
       const card = this.cards[c + d];
