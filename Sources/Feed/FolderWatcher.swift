@@ -27,12 +27,13 @@ final class FolderWatcher: Sendable {
     private static let mask: UInt32 = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY
                                              | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
 
-    /// Starts watching `root`; `onChange` is called on the watch thread.
-    init(root: String, settling: FileSettling?, onChange: @escaping @Sendable () -> Void) {
+    /// Starts watching `root`; `onChange` is called on the watch thread. With `inotify` false nothing is watched
+    /// (as on a file system inotify cannot see into): for tests of the rescan path.
+    init(root: String, settling: FileSettling?, inotify: Bool = true, onChange: @escaping @Sendable () -> Void) {
         self.root = root
         self.settling = settling
         self.onChange = onChange
-        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        let fd = inotify ? inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) : -1
         var pipeFDs: [Int32] = [-1, -1]
         guard fd >= 0, pipe(&pipeFDs) == 0 else {
             if fd >= 0 { close(fd) }

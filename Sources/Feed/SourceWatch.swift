@@ -38,8 +38,15 @@ public final class SourceWatch: Sendable {
 
     /// Watches the folder `loader` lists (give it a ``FileSettling`` so that files still being written wait).
     public static func folder(_ loader: DirectoryFeedLoader, refresh: Double) -> SourceWatch {
+        folder(loader, refresh: refresh, inotify: true)
+    }
+
+    /// ``folder(_:refresh:)``, without inotify when `inotify` is false (rescans only: the network file system case).
+    static func folder(_ loader: DirectoryFeedLoader, refresh: Double, inotify: Bool) -> SourceWatch {
         let signal = ChangeSignal()
-        let watcher = FolderWatcher(root: loader.root.path, settling: loader.settling) { signal.fire() }
+        let watcher = FolderWatcher(root: loader.root.path, settling: loader.settling, inotify: inotify) {
+            signal.fire()
+        }
         return SourceWatch(kind: .folder(loader, watcher), refresh: refresh, signal: signal)
     }
 

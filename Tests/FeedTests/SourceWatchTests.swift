@@ -1,3 +1,4 @@
+import EngineSupport
 import Foundation
 import Testing
 @testable import Feed
@@ -70,6 +71,46 @@ struct SourceWatchTests {
             close(fd)
             #expect(try await follow(feed, watch) { $0.contains { $0.publicID == "growing" } })
             #expect(await feed.items.first { $0.publicID == "growing" }?.bytes == 22)
+        }
+    }
+
+    @Test("without inotify (a network file system), rescans list a file once it has stopped growing")
+    func rescansOnly() async throws {
+        try await withTemporaryDirectory { directory async throws in
+            try directory.write("a.mp4", "old", modified: Date(timeIntervalSinceNow: -60))
+            let loader = DirectoryFeedLoader(root: directory.url, order: .name, settling: FileSettling())
+            let feed = Feed(loader: loader)
+            try await feed.load(atLeast: 1)
+            let watch = SourceWatch.folder(loader, refresh: 0.2, inotify: false)
+            defer { watch.stop() }
+            #expect(!watch.isLive)
+            // A file that grows every 0.2 s for 2 s, then stops: never listed while it grows.
+            let path = directory.url.appendingPathComponent("slow.mp4").path
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            try #require(fd >= 0)
+            let finished = Locked(false)
+            let writer = Task.detached {
+                for _ in 0..<10 {
+                    _ = write(fd, "0123456789", 10)
+                    try? await Task.sleep(for: .milliseconds(200))
+                }
+                close(fd)
+                finished.set(true)
+            }
+            // The rescans while it grows (about ten): it is never listed, whole or not.
+            var looks = 0, listedWhileGrowing = false
+            while !finished.get() {
+                guard await watch.next() else { break }
+                try await feed.reload()
+                looks += 1
+                if await feed.items.contains(where: { $0.publicID == "slow" }), !finished.get() {
+                    listedWhileGrowing = true
+                }
+            }
+            await writer.value
+            #expect(looks >= 5)
+            #expect(!listedWhileGrowing)
+            #expect(try await follow(feed, watch) { $0.contains { $0.publicID == "slow" && $0.bytes == 100 } })
         }
     }
 
