@@ -8,7 +8,7 @@ APT_PACKAGES := libavformat-dev libavfilter-dev libavcodec-dev libswresample-dev
                 pkg-config ffmpeg
 BENCH_TOOLS  := hyperfine ffmpegthumbnailer
 
-.PHONY: all deps bench-deps browser-deps build release demo serve bench-serve test test-sanitizers fuzz fuzz-serve soak fixtures conformance bench bench-decode bench-transcode policylab clean help
+.PHONY: all deps bench-deps browser-deps build release demo serve bench-serve bench-arrival test test-sanitizers fuzz fuzz-serve soak fixtures conformance bench bench-decode bench-transcode policylab clean help
 
 all: build
 
@@ -36,6 +36,7 @@ help:
 	@echo "make bench-transcode videofeed transcode vs the ffmpeg CLI: single clip, batch, on-demand segment, memory, SSIM, HDR"
 	@echo "                     (Benchmarks/compare-transcode.sh; BENCH_RUNS, BATCH_COUNT, MEDIA, PARTS to change)"
 	@echo "make bench-serve     videofeed serve: swipe to first frame in Chromium, cold jumps, 20-viewer load (docs/benchmarks.md)"
+	@echo "make bench-arrival   videofeed serve on a live folder: seconds from a file complete to its listing (MEDIA=...)"
 	@echo "make policylab       PolicyLab's pictures (docs/policylab-*.svg) and its trust experiment against videofeed play"
 	@echo "make browser-deps    Debian's chromium (apt) and Playwright (pip) for scripts/browser-check.py, which plays"
 	@echo "                     MP4s and fMP4 HLS playlists in headless Chromium: python3 scripts/browser-check.py ITEM..."
@@ -111,6 +112,12 @@ test-sanitizers: deps
 # `serve` (Benchmarks/serve-bench.sh; MEDIA=../shared/media, SWIPES, COLD_JUMPS, VIEWERS, LOAD_SECONDS, SEED to change).
 bench-serve: deps browser-deps release
 	SKIP_BUILD=1 bash Benchmarks/serve-bench.sh
+
+# Issue 38: how soon `serve` lists a file after it is complete (copied, renamed in, trickled), over ../shared/media
+# and Fixtures/media (MEDIA=... to change).
+MEDIA ?= ../shared/media
+bench-arrival: deps release
+	python3 scripts/serve-arrival.py --videofeed $$($(SWIFT) build -c release --show-bin-path)/videofeed $(MEDIA) Fixtures/media
 
 # Fuzzing and the soak are long jobs: both run under nice so they can share a machine.
 FUZZ_SECONDS ?= 600
