@@ -23,6 +23,10 @@ Checks (one line each, PASS or FAIL with the detail):
            off (routed media), the file of the item playing on screen is removed: swiping on and back, its media answers
            410 and the card shows the calm "This video was removed" card (not the error card:
            window.videofeed.errors stays empty, window.videofeed.removed names it), and swiping on plays the next
+  replaced with the browser's cache off, the file of the item playing on screen is replaced (another file under
+           its name, newer than every other): swiping on and back, its old media answers 410 and the card asks for
+           the item again and plays its new version (another poster URL, the one the listing gives now), neither a
+           removed card nor an error; the item, now the newest, brings the "New videos" pill
   paging   pages of 2 (?limit=2): while the viewer goes through the feed a clip is added (every index moves up one)
            and, later, an item the viewer passed is removed (every index after it moves down one); no public_id is
            shown twice and, compared with /api/feed read whole at the end, none is skipped and the order is the
@@ -136,15 +140,22 @@ class Folder:
         there; returns its public_id."""
         self.added += 1
         stem = f"live_{os.getpid()}_{int(time.time())}_{self.added}"
-        ext = os.path.splitext(self.clip)[1]
-        temp = os.path.join(self.path, f".{stem}{ext}.part")
+        self.put(os.path.join(self.path, stem + os.path.splitext(self.clip)[1]))
+        return stem
+
+    def replace(self, public_id):
+        """The clip's bytes under the item's file name, complete when they appear and newer than every file."""
+        self.put(self.file_of(public_id))
+
+    def put(self, path):
+        self.added += 1
+        temp = os.path.join(self.path, f".live_{os.getpid()}_{self.added}.part")
         shutil.copy(self.clip, temp)
         newest = max([os.stat(os.path.join(dp, f)).st_mtime for dp, _, fs in os.walk(self.path) for f in fs
                       if not f.startswith(".")] or [0])
         stamp = max(time.time(), newest + 1)
         os.utime(temp, (stamp, stamp))
-        os.rename(temp, os.path.join(self.path, stem + ext))
-        return stem
+        os.rename(temp, path)
 
     def remove(self, public_id):
         os.remove(self.file_of(public_id))
@@ -399,6 +410,35 @@ class Run:
         return (f"{victim}: 'This video was removed' from its media's 410 ({len(held)} feed messages held back), "
                 f"not an error; then {s['publicId']} played")
 
+    def replaced(self):
+        page = self.page(before=lambda p: p.route("**/media/**", lambda route: route.continue_()))
+        s = self.move(page)
+        victim = s["publicId"]
+        self.wait_plays(page, victim, "before its file was replaced")
+        poster = "() => document.querySelector('.card.active .poster').getAttribute('src')"
+        old = page.evaluate(poster)
+        self.folder.replace(victim)
+        self.wait_new_items(page, f"{victim} replaced")
+        self.move(page)
+        page.evaluate("window.__test.firstFrames = []")
+        s = self.move(page, "ArrowUp")
+        if s["publicId"] != victim:
+            raise CheckFailed(f"back up shows {s['publicId']}, not {victim}")
+        now = next((it for it in fetch_listing(self.base) if it["public_id"] == victim), None)
+        if not now or not now.get("poster") or now["poster"] == old:
+            raise CheckFailed(f"the listing does not give {victim} a new version: {now}")
+        try:
+            page.wait_for_function(f"p => ({poster})() === p", arg=now["poster"], timeout=self.args.timeout * 1000)
+        except Exception:
+            raise CheckFailed(f"the card still shows {page.evaluate(poster)}, the listing's new version is "
+                              f"{now['poster']}: {page.evaluate(ACTIVE_VIDEO)}, {self.state(page)}")
+        self.wait_plays(page, victim, "its new version")
+        s = self.state(page)
+        if s["errors"] or s["removed"] or page.is_visible(".card.active .removed"):
+            raise CheckFailed(f"errors {s['errors']}, removed {s['removed']} after the replacement")
+        self.close(page)
+        return f"{victim}: {old} → {now['poster']} on the same card, playing; the pill came"
+
     def paging(self):
         pages = []
 
@@ -498,6 +538,7 @@ class Run:
         self.check("newer", self.newer)
         self.check("removed", self.removed)
         self.check("gone", self.gone)
+        self.check("replaced", self.replaced)
         self.check("paging", self.paging)
         self.check("pull", self.pull)
         self.browser.close()
