@@ -5,7 +5,8 @@
 # initialisation segments identical to what `videofeed transcode` writes for the same feed), then the request fuzzer
 # against the same server (scripts/serve-fuzz.py: random paths, queries, headers, methods, protocol junk and WebSocket
 # messages for SERVE_FUZZ_SECONDS, default 60, seed SERVE_FUZZ_SEED, default 1: no 5xx but 503, no connection left
-# hanging, the server alive and under 1 GiB resident). Needs `make browser-deps`.
+# hanging, the server alive and under 1 GiB resident); then the page on a live folder that changes while it is open
+# (scripts/serve-live-test.sh). Needs `make browser-deps`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VIDEOFEED=${VIDEOFEED:-$(swift build --show-bin-path)/videofeed}
@@ -37,4 +38,6 @@ python3 scripts/serve-load.py "$url" --viewers 4 --seconds 10 --seed 1 --batch "
 python3 scripts/serve-fuzz.py "$url" --seconds "${SERVE_FUZZ_SECONDS:-60}" --seed "${SERVE_FUZZ_SEED:-1}" --pid "$pid" ||
   { echo "serve-check: the request fuzzer failed (the server's log follows)" >&2; tail -n 60 "$work/serve.err" >&2; exit 1; }
 kill -0 "$pid" || { echo "serve-check: the server died" >&2; cat "$work/serve.err" >&2; exit 1; }
+# Issue 38: the page on a live folder (its own server): arrivals, removals, paging while the feed changes.
+VIDEOFEED="$VIDEOFEED" bash scripts/serve-live-test.sh
 echo "serve-check: passed"
