@@ -583,8 +583,8 @@ class Run:
 
         def listing(route):
             query = urllib.parse.parse_qs(urllib.parse.urlsplit(route.request.url).query)
-            if query.get("limit") == ["1"] and "pending" not in query:
-                held.append(route)      # not answered while the check runs: the page must let it go
+            if "item" in query:
+                held.append(route)      # a card asked for whole: not answered while the check runs, the page must let it go
                 return
             response = route.fetch()
             page_json = response.json()
@@ -609,20 +609,22 @@ class Run:
             page.context.close()
 
     def abandon_on(self, page, n, held):
-        # The neighbours of item 0 ask for their cards whole.
-        page.wait_for_function("window.__test.listings.filter(x => /limit=1&cursor=[12]$/.test(x.url)).length >= 2",
-                               timeout=self.args.timeout * 1000)
+        # The neighbours of item 0 ask for their cards whole (GET /api/feed?item=<public_id>).
+        fills = "ids => u => ids.some(id => u.endsWith('item=' + encodeURIComponent(id)))"
+        neighbours = [self.items[1]["public_id"], self.items[2]["public_id"]]
+        page.wait_for_function(f"ids => window.__test.listings.filter(x => ({fills})(ids)(x.url)).length >= 2",
+                               arg=neighbours, timeout=self.args.timeout * 1000)
         target = n - 1
         page.evaluate(f"location.hash = '#i={target}'")
         self.wait_index(page, target, f"#i={target}")
         try:
-            page.wait_for_function("window.__test.aborted.filter(u => /limit=1&cursor=[12]$/.test(u)).length >= 2",
-                                   timeout=10000)
+            page.wait_for_function(f"ids => window.__test.aborted.filter(({fills})(ids)).length >= 2",
+                                   arg=neighbours, timeout=10000)
         except Exception:
             raise CheckFailed(f"the fills of items 1 and 2 were not aborted after #i={target}: aborted "
                               f"{page.evaluate('window.__test.aborted')}, held {[r.request.url for r in held]}")
         aborted = page.evaluate("window.__test.aborted")
-        if any(u.endswith(f"cursor={target}") for u in aborted):
+        if any(u.endswith("item=" + urllib.parse.quote(self.items[target]["public_id"], safe="")) for u in aborted):
             raise CheckFailed(f"the current card's fill (item {target}) was aborted: {aborted}")
         if page.errors:
             raise CheckFailed(f"script errors: {page.errors[:3]}")

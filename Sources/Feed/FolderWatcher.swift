@@ -52,11 +52,16 @@ final class FolderWatcher: Sendable {
     /// Whether every folder is watched (else only rescans see changes).
     var isWatching: Bool { !degraded.get() }
 
-    /// Stops the thread (which closes the descriptors); safe to call more than once, from any thread.
+    /// Stops the thread (which closes the descriptors); safe to call more than once, from any thread. The wake byte
+    /// is written under the lock the thread closes the descriptors under, so it never reaches a reused number.
     func stop() {
-        guard let descriptors, !stopped.withLock({ s in defer { s = true }; return s }) else { return }
-        var byte: UInt8 = 1
-        _ = write(descriptors.wakeWrite, &byte, 1)
+        guard let descriptors else { return }
+        stopped.withLock { s in
+            guard !s else { return }
+            s = true
+            var byte: UInt8 = 1
+            _ = write(descriptors.wakeWrite, &byte, 1)
+        }
     }
 
     deinit { stop() }
@@ -82,9 +87,13 @@ final class FolderWatcher: Sendable {
     private func loop() {
         guard let descriptors else { return }
         defer {
-            close(descriptors.inotify)
-            close(descriptors.wakeRead)
-            close(descriptors.wakeWrite)
+            // Closed with the flag set under its lock: a later stop() writes nothing.
+            stopped.withLock { s in
+                s = true
+                close(descriptors.inotify)
+                close(descriptors.wakeRead)
+                close(descriptors.wakeWrite)
+            }
         }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while !stopped.get() {

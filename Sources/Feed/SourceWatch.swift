@@ -168,6 +168,8 @@ final class ChangeSignal: Sendable {
         var stopped = false
         var waiter: (id: Int, continuation: CheckedContinuation<Wake, Never>)?
         var nextID = 0
+        /// A timeout or cancellation that came before its wait was registered (a loaded machine), by wait id.
+        var early: [Int: Wake] = [:]
     }
 
     private let state = Locked(State())
@@ -209,8 +211,12 @@ final class ChangeSignal: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 state.withLock { s in
+                    let early = s.early.removeValue(forKey: id)
+                    s.early = s.early.filter { $0.key > id }
                     if s.stopped {
                         continuation.resume(returning: .stopped)
+                    } else if let early {
+                        continuation.resume(returning: early)
                     } else if s.fired {
                         s.fired = false
                         continuation.resume(returning: .fired)
@@ -224,13 +230,15 @@ final class ChangeSignal: Sendable {
         }
     }
 
-    /// Resumes waiter `id`, if it still waits, with `wake` (nil: nothing).
+    /// Resumes waiter `id`, if it waits, with `wake` (nil: nothing); one not registered yet gets it when it is.
     private func end(_ id: Int, with wake: Wake?) {
         guard let wake else { return }
         state.withLock { s in
             if let waiter = s.waiter, waiter.id == id {
                 s.waiter = nil
                 waiter.continuation.resume(returning: wake)
+            } else if s.waiter == nil, id == s.nextID {
+                s.early[id] = wake
             }
         }
     }

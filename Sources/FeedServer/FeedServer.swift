@@ -214,25 +214,28 @@ public struct FeedServer: Sendable {
         // Every card's manifest, made in parallel on the shared pool (cached once per item version); with
         // `pending=1` only those already made (in memory or in the cache).
         let engine = self.engine, listed = entries
-        let makeCards = { @Sendable () async -> [Card] in
-            await withTaskGroup(of: (Int, Card).self) { group in
+        // An item removed (or replaced) while its manifest was made has no card: nil.
+        let makeCards = { @Sendable () async -> [Card?] in
+            await withTaskGroup(of: (Int, Card?).self) { group in
                 for (n, entry) in listed.enumerated() {
                     group.addTask {
                         if answerAtOnce, !engine.hasManifest(entry.folder) { return (n, Card(pendingEntry: entry)) }
                         do {
                             let manifest = try await engine.manifest(for: entry)
                             return (n, Card(entry: entry, manifest: manifest, settings: engine.configuration.settings))
+                        } catch ServeEngine.Failure.gone {
+                            return (n, nil)
                         } catch {
                             return (n, Card(entry: entry, error: Self.itemError(entry, error)))
                         }
                     }
                 }
-                var all: [(Int, Card)] = []
+                var all: [(Int, Card?)] = []
                 for await card in group { all.append(card) }
                 return all.sorted { $0.0 < $1.0 }.map(\.1)
             }
         }
-        let cards: [Card]
+        let cards: [Card?]
         if answerAtOnce || entries.allSatisfy({ engine.hasManifest($0.folder) }) {
             cards = await makeCards()
         } else {
@@ -244,10 +247,13 @@ public struct FeedServer: Sendable {
                 return jsonError(.serviceUnavailable, "cancelled")
             }
         }
+        if let id = query.get("item"), cards.first.map({ $0 == nil }) ?? false {
+            return jsonError(.gone, "\(String(id.prefix(200))) was removed")
+        }
         let total = await catalog.total
         let more = total.map { start + entries.count < $0 } ?? (entries.count == limit)
         let next = more ? entries.last.map { ServedCatalog.cursor(after: $0.item.publicID, at: start + entries.count) } : nil
-        let page = ListingPage(resources: cards, nextCursor: next, total: total, generation: await catalog.generation)
+        let page = ListingPage(resources: cards.compactMap { $0 }, nextCursor: next, total: total, generation: await catalog.generation)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let body = try encoder.encode(page)
@@ -380,7 +386,7 @@ public struct FeedServer: Sendable {
                         let answer = await hub.move(viewer, to: index, item: item, time: time)
                         if let hit = answer.hit {
                             try await outbound.write(.text(String(decoding: try encoder.encode(
-                                SwipeReply(index: index, hit: hit)), as: UTF8.self)))
+                                SwipeReply(index: index, item: item, hit: hit)), as: UTF8.self)))
                         }
                         let window = WindowReply(current: index,
                                                  items: answer.window.map { .init(index: $0.index, state: $0.state) })
@@ -467,10 +473,12 @@ enum ViewerMessage: Equatable {
     }
 }
 
-/// `{"type":"swipe","index":…,"hit":…}`: whether the item a viewer moved to was ready.
+/// `{"type":"swipe","index":…,"item":…,"hit":…}`: whether the item a viewer moved to was ready (the index and item
+/// as the viewer said them).
 struct SwipeReply: Encodable {
     var type = "swipe"
     var index: Int
+    var item: String?
     var hit: Bool
 }
 

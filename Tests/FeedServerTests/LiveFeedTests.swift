@@ -81,7 +81,7 @@ struct LiveFeedTests {
             #expect(!server.engine.cache.contains(folder + "/poster.jpg"))
             #expect(try await server.get("/api/feed?item=00-h264_portrait").status == 410)
             #expect(try await server.get("/api/feed?item=never-listed").status == 404)
-            #expect(try await Self.metric(server, "videofeed_items_removed_total") == 1)
+            #expect(try await Self.eventually { try await Self.metric(server, "videofeed_items_removed_total") == 1 })
         }
         await server.stop()
     }
@@ -249,7 +249,7 @@ struct LiveFeedTests {
             }
             let shown = Self.ids(try await server.json("/api/feed?pending=1"))
             #expect(listed, "listed \(shown); the watch's last error: \(watch.lastError ?? "none")")
-            #expect(try await Self.metric(server, "videofeed_items_added_total") == 1)
+            #expect(try await Self.eventually { try await Self.metric(server, "videofeed_items_added_total") == 1 })
         }
         await server.stop()
     }
