@@ -7,7 +7,7 @@ import Foundation
 /// `--watch` and `--refresh`, shared by `thumbs` and `transcode`.
 struct WatchOptions: ParsableArguments {
     /// Seconds between periodic looks at the source when `--refresh` is not given.
-    static let defaultRefresh = 30.0
+    static let defaultRefresh = 10.0
 
     @Flag(help: """
         Stay up after the first run and run again whenever the source changes: new items are done, gone ones' \
@@ -18,7 +18,7 @@ struct WatchOptions: ParsableArguments {
 
     @Option(help: """
         With --watch, seconds between looks at the source: a listing URL is asked again (If-None-Match / \
-        If-Modified-Since), a folder rescanned besides inotify's events. Default: 30.
+        If-Modified-Since), a folder rescanned besides inotify's events. Default: 10, as for serve.
         """)
     var refresh: Double?
 
@@ -92,8 +92,8 @@ extension FeedSourceOptions {
 }
 
 /// What SIGTERM and SIGINT ask of a watching batch command: the work in hand stops taking more (a batch takes no new
-/// item, a listing read or a wait is cancelled), then the command exits 0. A second signal ends the process at once.
-/// Its state is behind a ``Locked``.
+/// item, a wait for a change ends), then the command exits 0. A second signal ends the process at once. Its state is
+/// behind a ``Locked``.
 final class WatchStop: Sendable {
     private struct State {
         /// The first signal received.
@@ -150,7 +150,9 @@ final class WatchStop: Sendable {
         return try watchStop.during(stop, body)
     }
 
-    /// Runs async `work` to its end from this (blocking) thread, as ``BlockingTask`` does; a signal cancels it.
+    /// Runs async `work` to its end from this (blocking) thread, as ``BlockingTask`` does; a signal cancels it. Only
+    /// for work that ends promptly when cancelled (a sleep): a listing read is left to end by its own timeouts, and a
+    /// wait for a change is ended by ``SourceWatch/stop()``.
     func perform<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value) -> Result<Value, any Error> {
         let box = Locked<Result<Value, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
@@ -251,7 +253,8 @@ struct BatchJob {
         repeat {
             retrySoon = false
             guard !stop.isRequested else { break }
-            let loaded = stop.perform { try await loader.loadAll(maxPages: BatchCommandSupport.maxPages) }
+            // Not cancelled by a signal: it ends by its own timeouts (--timeout, --retries), then the loop stops.
+            let loaded = BlockingTask.run { try await loader.loadAll(maxPages: BatchCommandSupport.maxPages) }
             guard !stop.isRequested else { break }
             let page: FeedPage
             do {
@@ -285,24 +288,15 @@ struct BatchJob {
         }
     }
 
-    /// Waits until the source may have changed, or `retryAfter` seconds when given; false when a signal stopped the
-    /// watch.
+    /// Waits until the source may have changed (a signal ends the wait through ``SourceWatch/stop()``), or, with
+    /// `retryAfter`, just that many seconds; false when a signal stopped the watch.
     private func waitForChange(_ watch: SourceWatch, stop: WatchStop, retryAfter: Double?) -> Bool {
-        let woke = stop.perform { () async -> Bool in
-            guard let retryAfter else { return await watch.next() }
-            return await withTaskGroup(of: Bool.self) { group in
-                group.addTask { await watch.next() }
-                group.addTask {
-                    try? await Task.sleep(nanoseconds: UInt64(retryAfter * 1e9))
-                    return !Task.isCancelled
-                }
-                // The first to end decides; the other is cancelled (a cancelled next() ends its wait only).
-                let first = await group.next() ?? false
-                group.cancelAll()
-                return first
-            }
+        if let retryAfter {
+            // The listing is read again after it, so a change meanwhile is not missed.
+            _ = stop.perform { try await Task.sleep(nanoseconds: UInt64(retryAfter * 1e9)) }
+            return !stop.isRequested
         }
-        switch woke {
+        switch BlockingTask.run({ await watch.next() }) {
         case .success(let changed): return changed && !stop.isRequested
         case .failure: return false
         }
