@@ -221,8 +221,8 @@ struct BatchJob {
     /// Runs, then runs again at every change of the source until SIGTERM or SIGINT, then returns (exit 0).
     ///
     /// A look at the source that finds the listing of the last batch again, when nothing failed in it, runs no
-    /// batch. A pass whose listing cannot be read changes nothing and is tried again after `refresh` seconds (or at
-    /// the next change, if sooner); a listing refused as empty waits for the next change; an item that fails is
+    /// batch. A pass whose listing cannot be read changes nothing and is tried again after `refresh` seconds; a
+    /// listing refused as empty waits for the next change; an item that fails is
     /// reported and the watch goes on. The first batch that cannot run (the output folder cannot be written, another
     /// run holds it) ends the command with exit 2; a later one is reported and tried again like an unreadable listing.
     func watch(_ source: FeedSourceOptions, format: FeedFormat?, refresh: Double) throws {
@@ -249,7 +249,7 @@ struct BatchJob {
         // This pass could not run for a reason that may pass by itself (a listing that did not answer, a folder
         // another run held): look again after `refresh` seconds even if the source does not change.
         var retrySoon = false
-        let retryNote = "\(command): will try again in \(refresh) s, or at the next change of the source if sooner"
+        let retryNote = "\(command): will try again in \(refresh) s"
         repeat {
             retrySoon = false
             guard !stop.isRequested else { break }
