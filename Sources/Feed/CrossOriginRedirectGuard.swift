@@ -36,10 +36,19 @@ final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, Sendable
         let task = session.dataTask(with: request)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                transfers.withLock {
-                    $0[task.taskIdentifier] = Transfer(limit: limit, continuation: continuation)
+                // A task cancelled before its transfer is registered: the cancel handler may already have run and
+                // found nothing to end, so nothing is started and the waiter is answered here. The flag is read under
+                // the lock the handler ends a transfer under: cancelled later, the handler finds the transfer.
+                let registered = transfers.withLock { all -> Bool in
+                    if Task.isCancelled { return false }
+                    all[task.taskIdentifier] = Transfer(limit: limit, continuation: continuation)
+                    return true
                 }
-                task.resume()
+                if registered {
+                    task.resume()
+                } else {
+                    continuation.resume(throwing: CancellationError())
+                }
             }
         } onCancel: {
             // Resume the waiter now: the task's completion may come late behind a flood of received data.

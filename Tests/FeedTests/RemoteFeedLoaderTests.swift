@@ -1,3 +1,4 @@
+import EngineSupport
 import Foundation
 import Testing
 @testable import Feed
@@ -23,6 +24,33 @@ struct RemoteFeedLoaderTests {
             #expect(all.items.map(\.publicID) == (0..<7).map { "samples/travel/clip_\($0)" })
             #expect(all.nextCursor == nil)
             #expect(try await server.requestCount("/cloudinary/videos") == 4)
+        }
+    }
+
+    @Test("a load cancelled at any moment, before its request starts included, ends (it never waits for ever)")
+    func cancelledAtAnyMoment() async throws {
+        try await withFeedServer { server async throws in
+            let loader = RemoteFeedLoader(url: server.url("/cloudinary/videos"), format: .cloudinary, pageSize: 3,
+                                          timeout: 30)
+            for attempt in 0..<60 {
+                let load = Task { try await loader.loadAll() }
+                // 0 to 5 ms: at times before the transfer is registered, at times while it runs, at times after.
+                if attempt % 6 != 0 { try await Task.sleep(nanoseconds: UInt64(attempt % 6) * 1_000_000) }
+                load.cancel()
+                // Bounded: a load that never ends fails the test instead of hanging it (the hung task is left).
+                let ended = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                    let once = Locked(false)
+                    let answer: @Sendable (Bool) -> Void = { value in
+                        if !once.withLock({ done in defer { done = true }; return done }) {
+                            continuation.resume(returning: value)
+                        }
+                    }
+                    Task { _ = await load.result; answer(true) }
+                    Task { try? await Task.sleep(for: .seconds(20)); answer(false) }
+                }
+                #expect(ended, "attempt \(attempt): the cancelled load never ended")
+                if !ended { break }
+            }
         }
     }
 
