@@ -18,6 +18,10 @@ public actor DirectoryFeedLoader: FeedLoader {
         case name
     }
 
+    /// The file that marks a folder of the engine's own outputs (a batch's output folder, the server's cache): a
+    /// folder holding it is never listed, wherever it lies in the scanned folder.
+    public static let outputMarker = DirectoryScanner.outputMarker
+
     /// The scanned folder.
     public nonisolated let root: URL
     /// The sort order of the listing.

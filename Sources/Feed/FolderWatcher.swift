@@ -80,7 +80,11 @@ final class FolderWatcher: Sendable {
         for name in children where !name.hasPrefix(".") {
             let path = folder + "/" + name
             var info = stat()
-            if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { addTree(path) }
+            // The engine's own output folders are not listed, so not watched (their writes would wake rescans).
+            if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR,
+               lstat(path + "/" + DirectoryScanner.outputMarker, &info) != 0 {
+                addTree(path)
+            }
         }
     }
 
@@ -141,6 +145,12 @@ final class FolderWatcher: Sendable {
             guard let folder = folders.withLock({ $0[wd] }) else { continue }
             let name = String(decoding: nameBytes, as: UTF8.self)
             if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
+                changed = true
+                continue
+            }
+            if name == DirectoryScanner.outputMarker, folder != root, mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
+                // A folder became an output folder (a batch or the server's cache started in it): unwatched.
+                inotify_rm_watch(descriptors?.inotify ?? -1, wd)
                 changed = true
                 continue
             }

@@ -1,4 +1,5 @@
 import EngineSupport
+import Feed
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -56,6 +57,11 @@ public final class MediaCache: Sendable {
         self.root = root.standardizedFileURL
         self.limit = max(1, limit)
         try FileManager.default.createDirectory(at: self.root, withIntermediateDirectories: true)
+        // Marked as the engine's outputs: a cache inside a served (watched) folder is never listed as items, which
+        // would be cached, listed again, and so on.
+        let marker = open(self.root.path + "/" + DirectoryFeedLoader.outputMarker,
+                          O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        if marker >= 0 { close(marker) }
         let total = scan().total
         state.withLock { $0.bytes = total }
     }

@@ -11,7 +11,7 @@ import TestSupport
 struct LiveFeedTests {
     /// A server over a watched folder (inotify, and a rescan every `refresh` seconds).
     static func watched(_ root: URL, order: DirectoryFeedLoader.Order = .name, refresh: Double = 30,
-                        warmItems: Int = 0) async throws -> ServerHarness {
+                        warmItems: Int = 0, cache: URL? = nil) async throws -> ServerHarness {
         // The files were copied just now: dated a minute back, they are complete at the first look (a file modified
         // within the last second is taken for one still being written).
         for name in try FileManager.default.contentsOfDirectory(atPath: root.path) {
@@ -20,7 +20,7 @@ struct LiveFeedTests {
         }
         let loader = DirectoryFeedLoader(root: root, order: order, settling: FileSettling())
         let watch = SourceWatch.folder(loader, refresh: refresh)
-        return try await ServerHarness.start(loader, warmItems: warmItems) { $0.watch = watch }
+        return try await ServerHarness.start(loader, cache: cache, warmItems: warmItems) { $0.watch = watch }
     }
 
     /// Copies `file` into `root` as `name` the way an upload lands whole: written under a hidden name, then renamed.
@@ -82,6 +82,25 @@ struct LiveFeedTests {
             #expect(try await server.get("/api/feed?item=00-h264_portrait").status == 410)
             #expect(try await server.get("/api/feed?item=never-listed").status == 404)
             #expect(try await Self.eventually { try await Self.metric(server, "videofeed_items_removed_total") == 1 })
+        }
+        await server.stop()
+    }
+
+    @Test("a cache inside the served folder is never listed: what the server makes does not become items")
+    func cacheInsideTheFolder() async throws {
+        let root = try ServeFeeds.folder([TestFixtures.media("h264_portrait.mp4")])
+        let server = try await Self.watched(root, refresh: 0.3, cache: root.appendingPathComponent("cache"))
+        do {
+            let card = try #require((try await server.json("/api/feed")["resources"] as? [[String: Any]])?.first)
+            let renditions = try #require(card["renditions"] as? [[String: Any]])
+            #expect(try await server.get(try #require(card["poster"] as? String)).status == 200)
+            #expect(try await server.get(try #require(renditions[0]["mp4"] as? String)).status == 200)
+            // Rescans every 0.3 s over the posters, segments and MP4s now in the cache: still the one item.
+            let reads = try await Self.metric(server, "videofeed_listing_reads_total")
+            #expect(try await Self.eventually {
+                try await Self.metric(server, "videofeed_listing_reads_total") >= reads + 3
+            })
+            #expect(Self.ids(try await server.json("/api/feed?pending=1")) == ["00-h264_portrait"])
         }
         await server.stop()
     }
