@@ -211,6 +211,15 @@ struct BatchJob {
 
     /// One run: the whole listing is read before the output folder is touched; exit 2 when it cannot be (or is
     /// empty without `--allow-empty-feed`), 1 when anything failed.
+    /// Runs once, or watches when `options` say `--watch`.
+    func run(_ source: FeedSourceOptions, format: FeedFormat?, options: WatchOptions) throws {
+        if options.watch {
+            try watch(source, format: format, refresh: options.refreshSeconds)
+        } else {
+            try once(source, format: format)
+        }
+    }
+
     func once(_ source: FeedSourceOptions, format: FeedFormat?) throws {
         let page = try BatchCommandSupport.loadListing(source, format: format, command: command)
         try BatchCommandSupport.refuseEmptyListing(page, allowEmptyFeed: allowEmptyFeed,

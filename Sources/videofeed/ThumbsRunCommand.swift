@@ -114,11 +114,7 @@ struct ThumbsRunCommand: ParsableCommand {
         let job = BatchJob(command: "thumbs", allowEmptyFeed: allowEmptyFeed, quiet: quiet,
                            previousCount: { CardFile.read(cardFile).cards.count },
                            pass: { page, stop in try pass(page, options: options, shard: shard, stop: stop) })
-        if watchOptions.watch {
-            try job.watch(feedSource, format: feedFormat?.feedFormat, refresh: watchOptions.refreshSeconds)
-        } else {
-            try job.once(feedSource, format: feedFormat?.feedFormat)
-        }
+        try job.run(feedSource, format: feedFormat?.feedFormat, options: watchOptions)
     }
 
     /// One batch over `page`: renders, reports, and returns whether an item or a listing entry failed.

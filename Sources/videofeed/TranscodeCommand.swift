@@ -211,11 +211,7 @@ struct TranscodeRunCommand: ParsableCommand {
         let job = BatchJob(command: "transcode", allowEmptyFeed: allowEmptyFeed, quiet: quiet,
                            previousCount: { RenditionFile.read(recordFile).records.count },
                            pass: { page, stop in try pass(page, settings: settings, shard: shard, stop: stop) })
-        if watchOptions.watch {
-            try job.watch(feedSource, format: feedFormat?.feedFormat, refresh: watchOptions.refreshSeconds)
-        } else {
-            try job.once(feedSource, format: feedFormat?.feedFormat)
-        }
+        try job.run(feedSource, format: feedFormat?.feedFormat, options: watchOptions)
     }
 
     /// One batch over `page`: transcodes, reports, and returns whether an item or a listing entry failed.
