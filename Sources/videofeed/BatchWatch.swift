@@ -43,52 +43,6 @@ struct WatchOptions: ParsableArguments {
             and each runs to its end.
             """)
     }
-
-    /// Refuses `--watch` when the output folder lies inside the watched folder where its files would be listed:
-    /// every run's outputs would be new items of the next run, without end. A hidden folder (a name starting with
-    /// `.` on the way) is never listed, so it may.
-    func check(out: String, source: FeedSourceOptions) throws {
-        guard watch, let folder = source.localFolder else { return }
-        let root = Self.resolved(folder)
-        let output = Self.resolved(out)
-        guard output == root || output.hasPrefix(root == "/" ? "/" : root + "/") else { return }
-        let inside = output.dropFirst(root.count).split(separator: "/")
-        guard !inside.contains(where: { $0.hasPrefix(".") }) else { return }
-        throw ValidationError("""
-            --watch with --out inside the watched folder would list its own outputs as new items; write them \
-            elsewhere, or into a hidden folder of it (a name starting with '.').
-            """)
-    }
-
-    /// `path` absolute, with every symbolic link of the part that exists resolved (the rest as written).
-    static func resolved(_ path: String) -> String {
-        var existing = URL(fileURLWithPath: path).standardizedFileURL
-        var rest: [String] = []
-        while existing.path != "/" && !FileManager.default.fileExists(atPath: existing.path) {
-            rest.insert(existing.lastPathComponent, at: 0)
-            existing = existing.deletingLastPathComponent()
-        }
-        var result = existing.resolvingSymlinksInPath()
-        for component in rest { result.appendPathComponent(component) }
-        return result.standardizedFileURL.path
-    }
-}
-
-extension FeedSourceOptions {
-    /// SOURCE as a local folder's path, or nil for a listing file, a URL or the bundled feed.
-    var localFolder: String? {
-        guard let source else { return nil }
-        var path = source
-        if let url = URL(string: source), let scheme = url.scheme?.lowercased(), scheme.count > 1 {
-            guard scheme == "file" else { return nil }
-            path = url.path
-        }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            return nil
-        }
-        return path
-    }
 }
 
 /// What SIGTERM and SIGINT ask of a watching batch command: the work in hand stops taking more (a batch takes no new

@@ -98,7 +98,6 @@ struct ThumbsRunCommand: ParsableCommand {
         if let sheet, SheetLayout(parsing: sheet) == nil { throw ValidationError("--sheet takes CxR, e.g. 4x4.") }
         try NumberRules.timeLimit(timeLimit, "--time-limit")
         try watchOptions.check(shard: try resolvedShard())
-        try watchOptions.check(out: out, source: feedSource)
     }
 
     func resolvedShard() throws -> Shard { try BatchCommandSupport.shard(shard, count: shardCount) }

@@ -198,7 +198,6 @@ struct TranscodeRunCommand: ParsableCommand {
         }
         if noMp4 && noSegments { throw ValidationError("--no-mp4 and --no-segments together leave nothing to make.") }
         try watchOptions.check(shard: try BatchCommandSupport.shard(shard, count: shardCount))
-        try watchOptions.check(out: out, source: feedSource)
     }
 
     func run() throws {
