@@ -48,7 +48,17 @@ public actor DirectoryFeedLoader: FeedLoader {
     /// The whole listing for `nil`; ``FeedPage/end`` for any other cursor.
     public func loadPage(at cursor: FeedCursor?) async throws -> FeedPage {
         guard cursor == nil else { return .end }
-        let page = try await scan()
+        var page = try await scan()
+        if let settling, lastListing == nil {
+            // The first listing knows nothing of writers yet: files modified just before it (copied in before the
+            // server or the watch started) are given up to three quiet periods to settle, looked at four times a
+            // period, so they are listed from the start; one still changing after that waits for the watch.
+            let deadline = Date().addingTimeInterval(3 * settling.quiet)
+            while settling.pending > 0, Date() < deadline {
+                try await Task.sleep(nanoseconds: UInt64(settling.quiet / 4 * 1e9))
+                page = try await scan()
+            }
+        }
         lastListing = page.items
         return page
     }
