@@ -31,9 +31,9 @@ import Testing
         var stderr: String { (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "" }
 
         /// Sends `signal` and waits up to `seconds` for the process to end; its exit status, nil if it did not end.
-        func stop(_ signal: Int32 = SIGTERM, within seconds: Double = 60) -> Int32? {
+        func stop(_ signal: Int32 = SIGTERM, within seconds: Double = 60) async -> Int32? {
             kill(process.processIdentifier, signal)
-            let ended = BatchWatchTests.poll(seconds) { !process.isRunning }
+            let ended = await BatchWatchTests.poll(seconds) { !process.isRunning }
             return ended ? process.terminationStatus : nil
         }
 
@@ -45,12 +45,14 @@ import Testing
         }
     }
 
-    /// Polls `condition` every 50 ms until it holds or `seconds` pass; whether it held.
-    static func poll(_ seconds: Double = 30, _ condition: () throws -> Bool) rethrows -> Bool {
+    /// Polls `condition` every 50 ms until it holds or `seconds` pass; whether it held. It waits without holding a
+    /// thread of Swift's cooperative pool: these tests run beside the async suites, which a blocked pool starves (a
+    /// WebSocket test's pings then go unanswered).
+    static func poll(_ seconds: Double = 30, _ condition: () throws -> Bool) async rethrows -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if try condition() { return true }
-            usleep(50_000)
+            try? await Task.sleep(nanoseconds: 50_000_000)
         }
         return try condition()
     }
@@ -133,65 +135,65 @@ import Testing
     // MARK: thumbs
 
     @Test("thumbs --watch: a clip copied in while it runs gets its thumbnail and card", .timeLimit(.minutes(2)))
-    func thumbsArrival() throws {
+    func thumbsArrival() async throws {
         let library = try Library("watch-thumbs-arrival")
         defer { try? FileManager.default.removeItem(at: library.root) }
         try library.add(TestFixtures.media("hevc.mp4"), as: "first.mp4")
         let watcher = try thumbs(library)
-        #expect(Self.poll { library.cards()?["first"]?["status"] as? String == "ok" }, "\(watcher.stderr)")
+        #expect(await Self.poll { library.cards()?["first"]?["status"] as? String == "ok" }, "\(watcher.stderr)")
         try library.add(TestFixtures.media("vp9.webm"), as: "second.webm")
-        #expect(Self.poll { library.cards()?["second"]?["status"] as? String == "ok" && library.exists("second.jpg") },
+        #expect(await Self.poll { library.cards()?["second"]?["status"] as? String == "ok" && library.exists("second.jpg") },
                 "\(watcher.stdout) \(watcher.stderr)")
         #expect(library.exists("first.jpg"))
-        #expect(watcher.stop() == 0, "\(watcher.stderr)")
+        #expect(await watcher.stop() == 0, "\(watcher.stderr)")
         #expect(library.cards()?.count == 2)
     }
 
     @Test("thumbs --watch: a removed file's thumbnail and card go", .timeLimit(.minutes(2)))
-    func thumbsRemoval() throws {
+    func thumbsRemoval() async throws {
         let library = try Library("watch-thumbs-removal")
         defer { try? FileManager.default.removeItem(at: library.root) }
         try library.add(TestFixtures.media("hevc.mp4"), as: "kept.mp4")
         try library.add(TestFixtures.media("vp9.webm"), as: "gone.webm")
         let watcher = try thumbs(library)
-        #expect(Self.poll { library.cards()?.count == 2 && library.exists("gone.jpg") }, "\(watcher.stderr)")
+        #expect(await Self.poll { library.cards()?.count == 2 && library.exists("gone.jpg") }, "\(watcher.stderr)")
         try library.remove("gone.webm")
-        #expect(Self.poll { library.cards()?.keys.sorted() == ["kept"] && !library.exists("gone.jpg") },
+        #expect(await Self.poll { library.cards()?.keys.sorted() == ["kept"] && !library.exists("gone.jpg") },
                 "\(watcher.stdout) \(watcher.stderr)")
         #expect(library.exists("kept.jpg"))
-        #expect(watcher.stop() == 0, "\(watcher.stderr)")
+        #expect(await watcher.stop() == 0, "\(watcher.stderr)")
     }
 
     @Test("thumbs --watch: a replaced file is redone (its card names the new version)", .timeLimit(.minutes(2)))
-    func thumbsReplacement() throws {
+    func thumbsReplacement() async throws {
         let library = try Library("watch-thumbs-replace")
         defer { try? FileManager.default.removeItem(at: library.root) }
         try library.add(TestFixtures.media("hevc.mp4"), as: "clip.mp4")
         let watcher = try thumbs(library)
-        #expect(Self.poll { library.cards()?["clip"]?["status"] as? String == "ok" }, "\(watcher.stderr)")
+        #expect(await Self.poll { library.cards()?["clip"]?["status"] as? String == "ok" }, "\(watcher.stderr)")
         let before = try #require(library.cards()?["clip"])
         // A portrait clip of another size over the landscape one, renamed into place as an upload tool does.
         let replacement = TestFixtures.media("h264_portrait.mp4")
         let newSize = try #require(try FileManager.default.attributesOfItem(atPath: replacement)[.size] as? Int)
         try library.add(replacement, as: "clip.mp4")
-        #expect(Self.poll { library.cards()?["clip"]?["source_size"] as? Int == newSize },
+        #expect(await Self.poll { library.cards()?["clip"]?["source_size"] as? Int == newSize },
                 "\(watcher.stdout) \(watcher.stderr)")
         let after = try #require(library.cards()?["clip"])
         #expect(after["status"] as? String == "ok")
         #expect(before["height"] as? Int != after["height"] as? Int, "\(before) \(after)")
         let picture = try MediaFile(path: library.out.appendingPathComponent("clip.jpg").path).info
         #expect(picture.primaryVideoStream?.height == after["height"] as? Int)
-        #expect(watcher.stop() == 0, "\(watcher.stderr)")
+        #expect(await watcher.stop() == 0, "\(watcher.stderr)")
     }
 
     @Test("thumbs --watch: a file still being written (open, half written) waits until it is closed and complete",
           .timeLimit(.minutes(2)))
-    func thumbsFileBeingWritten() throws {
+    func thumbsFileBeingWritten() async throws {
         let library = try Library("watch-thumbs-writing")
         defer { try? FileManager.default.removeItem(at: library.root) }
         let watcher = try thumbs(library)
         // The watch is up once its first pass has written the (empty) card file.
-        #expect(Self.poll { library.exists("cards.jsonl") }, "\(watcher.stderr)")
+        #expect(await Self.poll { library.exists("cards.jsonl") }, "\(watcher.stderr)")
         let bytes = try Data(contentsOf: URL(fileURLWithPath: TestFixtures.media("h264_portrait.mp4")))
         let path = library.source.appendingPathComponent("upload.mp4").path
         _ = FileManager.default.createFile(atPath: path, contents: nil)
@@ -199,32 +201,32 @@ import Testing
         try writer.write(contentsOf: bytes.prefix(bytes.count / 2))
         // Held open for a few seconds: in that time another file arrives and is done, this one is not.
         try library.add(TestFixtures.media("hevc.mp4"), as: "meanwhile.mp4")
-        #expect(Self.poll { library.cards()?["meanwhile"]?["status"] as? String == "ok" }, "\(watcher.stderr)")
+        #expect(await Self.poll { library.cards()?["meanwhile"]?["status"] as? String == "ok" }, "\(watcher.stderr)")
         let heldUntil = Date().addingTimeInterval(3)
         var seen = false
         while Date() < heldUntil && !seen {
             seen = library.cards()?["upload"] != nil || library.exists("upload.jpg")
-            usleep(50_000)
+            try await Task.sleep(nanoseconds: 50_000_000)
         }
         #expect(!seen, "a half-written file was processed: \(watcher.stdout)")
         try writer.write(contentsOf: bytes.suffix(from: bytes.count / 2))
         try writer.close()
-        #expect(Self.poll { library.cards()?["upload"]?["status"] as? String == "ok" && library.exists("upload.jpg") },
+        #expect(await Self.poll { library.cards()?["upload"]?["status"] as? String == "ok" && library.exists("upload.jpg") },
                 "\(watcher.stdout) \(watcher.stderr)")
         #expect(library.cards()?["upload"]?["source_size"] as? Int == bytes.count)
-        #expect(watcher.stop() == 0, "\(watcher.stderr)")
+        #expect(await watcher.stop() == 0, "\(watcher.stderr)")
     }
 
     @Test("thumbs --watch: SIGTERM or SIGINT while it waits ends it with status 0 and the cards intact",
           .timeLimit(.minutes(2)), arguments: [SIGTERM, SIGINT])
-    func thumbsSignalWhileWaiting(signal: Int32) throws {
+    func thumbsSignalWhileWaiting(signal: Int32) async throws {
         let library = try Library("watch-thumbs-signal")
         defer { try? FileManager.default.removeItem(at: library.root) }
         try library.add(TestFixtures.media("hevc.mp4"), as: "a.mp4")
         try library.add(TestFixtures.media("rotate90.mp4"), as: "b.mp4")
         let watcher = try thumbs(library)
-        #expect(Self.poll { library.cards()?.count == 2 }, "\(watcher.stderr)")
-        #expect(watcher.stop(signal) == 0, "\(watcher.stderr)")
+        #expect(await Self.poll { library.cards()?.count == 2 }, "\(watcher.stderr)")
+        #expect(await watcher.stop(signal) == 0, "\(watcher.stderr)")
         #expect(watcher.stderr.contains("stopped by \(signal == SIGTERM ? "SIGTERM" : "SIGINT")"), "\(watcher.stderr)")
         let cards = try #require(library.cards())
         #expect(cards.count == 2 && cards.values.allSatisfy { $0["status"] as? String == "ok" })
@@ -239,7 +241,7 @@ import Testing
         item added to the listing is picked up
         """,
           .timeLimit(.minutes(2)))
-    func thumbsListingURL() throws {
+    func thumbsListingURL() async throws {
         let library = try Library("watch-thumbs-url")
         defer { try? FileManager.default.removeItem(at: library.root) }
         let site = library.root.appendingPathComponent("site")
@@ -266,17 +268,17 @@ import Testing
         let watcher = try Watcher(cli, ["thumbs", server.url("feed.json"), "--out", library.out.path, "--watch",
                                         "--no-cache", "--retries", "0", "--time-limit", "20"] + Self.thumbsOptions,
                                   logs: library.root)
-        #expect(Self.poll {
+        #expect(await Self.poll {
             watcher.stderr.contains("cannot read the feed") && watcher.stderr.contains("will try again")
         }, "\(watcher.stderr)")
         #expect(watcher.process.isRunning)
         try publish([("first", "hevc.mp4")], ahead: 0)
-        #expect(Self.poll { library.cards()?["first"]?["status"] as? String == "ok" }, "\(watcher.stderr)")
+        #expect(await Self.poll { library.cards()?["first"]?["status"] as? String == "ok" }, "\(watcher.stderr)")
         try publish([("first", "hevc.mp4"), ("second", "vp9.webm")], ahead: 5)
-        #expect(Self.poll { library.cards()?["second"]?["status"] as? String == "ok" && library.exists("second.jpg") },
+        #expect(await Self.poll { library.cards()?["second"]?["status"] as? String == "ok" && library.exists("second.jpg") },
                 "\(watcher.stdout) \(watcher.stderr)")
         #expect(library.cards()?["first"]?["status"] as? String == "ok")
-        #expect(watcher.stop() == 0, "\(watcher.stderr)")
+        #expect(await watcher.stop() == 0, "\(watcher.stderr)")
     }
 
     // MARK: transcode
@@ -290,49 +292,49 @@ import Testing
 
     @Test("transcode --watch: arrival gets a rendition folder and record; removal takes them away",
           .timeLimit(.minutes(2)))
-    func transcodeArrivalAndRemoval() throws {
+    func transcodeArrivalAndRemoval() async throws {
         let library = try Library("watch-transcode-arrive")
         defer { try? FileManager.default.removeItem(at: library.root) }
         try library.add(TestFixtures.transcode("rotated_phone.mp4"), as: "phone.mp4")
         let watcher = try transcode(library)
-        #expect(Self.poll { transcoded(library, "phone") != nil }, "\(watcher.stderr)")
+        #expect(await Self.poll { transcoded(library, "phone") != nil }, "\(watcher.stderr)")
         try library.add(TestFixtures.transcode("long_gop_b.mp4"), as: "arrived.mp4")
-        #expect(Self.poll { transcoded(library, "arrived") != nil }, "\(watcher.stdout) \(watcher.stderr)")
+        #expect(await Self.poll { transcoded(library, "arrived") != nil }, "\(watcher.stdout) \(watcher.stderr)")
         let folder = try #require(transcoded(library, "arrived")?["folder"] as? String)
         #expect(library.exists(folder + "/360x640/index.m3u8") && library.exists(folder + "/master.m3u8"))
         try library.remove("arrived.mp4")
-        #expect(Self.poll { library.renditions()?["arrived"] == nil && !library.exists(folder) },
+        #expect(await Self.poll { library.renditions()?["arrived"] == nil && !library.exists(folder) },
                 "\(watcher.stdout) \(watcher.stderr)")
         #expect(transcoded(library, "phone") != nil)
-        #expect(watcher.stop() == 0, "\(watcher.stderr)")
+        #expect(await watcher.stop() == 0, "\(watcher.stderr)")
         #expect(library.leftovers().isEmpty, "\(library.leftovers())")
     }
 
     @Test("transcode --watch: a replaced file is redone into a new version folder and the old one goes",
           .timeLimit(.minutes(2)))
-    func transcodeReplacement() throws {
+    func transcodeReplacement() async throws {
         let library = try Library("watch-transcode-replace")
         defer { try? FileManager.default.removeItem(at: library.root) }
         try library.add(TestFixtures.transcode("rotated_phone.mp4"), as: "clip.mp4")
         let watcher = try transcode(library)
-        #expect(Self.poll { transcoded(library, "clip") != nil }, "\(watcher.stderr)")
+        #expect(await Self.poll { transcoded(library, "clip") != nil }, "\(watcher.stderr)")
         let old = try #require(transcoded(library, "clip")?["folder"] as? String)
         try library.add(TestFixtures.transcode("long_gop_b.mp4"), as: "clip.mp4")
-        #expect(Self.poll {
+        #expect(await Self.poll {
             guard let folder = transcoded(library, "clip")?["folder"] as? String else { return false }
             return folder != old && !library.exists(old)
         }, "\(watcher.stdout) \(watcher.stderr)")
-        #expect(watcher.stop() == 0, "\(watcher.stderr)")
+        #expect(await watcher.stop() == 0, "\(watcher.stderr)")
         #expect(library.visibleOutputs().filter { $0.hasPrefix("clip.") }.count == 1, "\(library.visibleOutputs())")
     }
 
     @Test("transcode --watch: a file still being written waits until it is closed and complete",
           .timeLimit(.minutes(2)))
-    func transcodeFileBeingWritten() throws {
+    func transcodeFileBeingWritten() async throws {
         let library = try Library("watch-transcode-writing")
         defer { try? FileManager.default.removeItem(at: library.root) }
         let watcher = try transcode(library)
-        #expect(Self.poll { library.exists("renditions.jsonl") }, "\(watcher.stderr)")
+        #expect(await Self.poll { library.exists("renditions.jsonl") }, "\(watcher.stderr)")
         let bytes = try Data(contentsOf: URL(fileURLWithPath: TestFixtures.transcode("rotated_phone.mp4")))
         let path = library.source.appendingPathComponent("upload.mp4").path
         _ = FileManager.default.createFile(atPath: path, contents: nil)
@@ -343,21 +345,21 @@ import Testing
         while Date() < heldUntil && !seen {
             seen = library.renditions()?["upload"] != nil
                 || library.visibleOutputs().contains { $0.hasPrefix("upload.") }
-            usleep(50_000)
+            try await Task.sleep(nanoseconds: 50_000_000)
         }
         #expect(!seen, "a half-written file was transcoded: \(watcher.stdout)")
         try writer.write(contentsOf: bytes.suffix(from: bytes.count / 2))
         try writer.close()
-        #expect(Self.poll { transcoded(library, "upload") != nil }, "\(watcher.stdout) \(watcher.stderr)")
+        #expect(await Self.poll { transcoded(library, "upload") != nil }, "\(watcher.stdout) \(watcher.stderr)")
         #expect(library.renditions()?["upload"]?["source_size"] as? Int == bytes.count)
-        #expect(watcher.stop() == 0, "\(watcher.stderr)")
+        #expect(await watcher.stop() == 0, "\(watcher.stderr)")
     }
 
     @Test("""
         transcode --watch: SIGTERM mid-batch finishes the item in hand, exits 0 with whole records, and leaves the \
         rest for the next run
         """, .timeLimit(.minutes(3)))
-    func transcodeSignalMidBatch() throws {
+    func transcodeSignalMidBatch() async throws {
         let library = try Library("watch-transcode-term")
         defer { try? FileManager.default.removeItem(at: library.root) }
         let count = 12
@@ -366,11 +368,11 @@ import Testing
         }
         // Setup, not a check: past FileSettling's quiet second the first pass lists all twelve, so the stop falls in
         // the middle of one batch over all of them.
-        usleep(1_500_000)
+        try await Task.sleep(nanoseconds: 1_500_000_000)
         let watcher = try transcode(library, ["--json"])
         // Once the first item's folder is in place, the batch is under way.
-        #expect(Self.poll { library.visibleOutputs().contains { $0.hasPrefix("c") } }, "\(watcher.stderr)")
-        #expect(watcher.stop() == 0, "\(watcher.stderr)")
+        #expect(await Self.poll { library.visibleOutputs().contains { $0.hasPrefix("c") } }, "\(watcher.stderr)")
+        #expect(await watcher.stop() == 0, "\(watcher.stderr)")
         let records = try #require(library.renditions())
         #expect(records.count <= count)
         for (id, record) in records {
@@ -395,26 +397,26 @@ import Testing
         --watch with OUT inside the watched folder: its own thumbnails, MP4s and records never become items (OUT is \
         marked as the engine's outputs)
         """, .timeLimit(.minutes(3)))
-    func outputsInsideTheWatchedFolder() throws {
+    func outputsInsideTheWatchedFolder() async throws {
         for command in ["thumbs", "transcode"] {
             let library = try Library("watch-out-inside-\(command)", outInside: true)
             defer { try? FileManager.default.removeItem(at: library.root) }
             try library.add(TestFixtures.media("hevc.mp4"), as: "first.mp4")
             let watcher = command == "thumbs" ? try thumbs(library) : try transcode(library)
             let records = { command == "thumbs" ? library.cards() : library.renditions() }
-            #expect(Self.poll(60) { records()?.keys.sorted() == ["first"] }, "\(watcher.stderr)")
+            #expect(await Self.poll(60) { records()?.keys.sorted() == ["first"] }, "\(watcher.stderr)")
             // A pass after the outputs exist (the second clip's) lists the two clips and nothing of OUT.
             try library.add(TestFixtures.media("vp9.webm"), as: "second.webm")
-            #expect(Self.poll(60) { records()?["second"] != nil }, "\(watcher.stdout) \(watcher.stderr)")
+            #expect(await Self.poll(60) { records()?["second"] != nil }, "\(watcher.stdout) \(watcher.stderr)")
             #expect(records()?.keys.sorted() == ["first", "second"], "\(watcher.stdout)")
-            #expect(watcher.stop() == 0, "\(watcher.stderr)")
+            #expect(await watcher.stop() == 0, "\(watcher.stderr)")
         }
     }
 
     // MARK: options
 
     @Test("--watch is refused with a shard (given or from the environment), and --refresh without --watch")
-    func refusedOptions() throws {
+    func refusedOptions() async throws {
         let library = try Library("watch-refused")
         defer { try? FileManager.default.removeItem(at: library.root) }
         for command in ["thumbs", "transcode"] {
