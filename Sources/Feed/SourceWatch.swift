@@ -203,9 +203,11 @@ final class ChangeSignal: Sendable {
             s.nextID += 1
             return s.nextID
         }
-        let timer = Task { [weak self] in
+        // The timer holds the signal strongly until it fires or is cancelled (when the wait ends): a weak reference's
+        // side table, held by a timer still asleep when the process exits, is a leak to LeakSanitizer.
+        let timer = Task { [self] in
             try? await Task.sleep(nanoseconds: UInt64(max(0, min(seconds, 86_400)) * 1e9))
-            self?.end(id, with: Task.isCancelled ? nil : .timedOut)
+            end(id, with: Task.isCancelled ? nil : .timedOut)
         }
         defer { timer.cancel() }
         return await withTaskCancellationHandler {
