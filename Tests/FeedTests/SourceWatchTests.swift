@@ -78,7 +78,8 @@ struct SourceWatchTests {
     func rescansOnly() async throws {
         try await withTemporaryDirectory { directory async throws in
             try directory.write("a.mp4", "old", modified: Date(timeIntervalSinceNow: -60))
-            let loader = DirectoryFeedLoader(root: directory.url, order: .name, settling: FileSettling())
+            // A quiet period of 2 s against writes 0.2 s apart: a tenfold margin, for a slow (sanitized) run.
+            let loader = DirectoryFeedLoader(root: directory.url, order: .name, settling: FileSettling(quiet: 2))
             let feed = Feed(loader: loader)
             try await feed.load(atLeast: 1)
             let watch = SourceWatch.folder(loader, refresh: 0.2, inotify: false)
@@ -88,15 +89,17 @@ struct SourceWatchTests {
             let path = directory.url.appendingPathComponent("slow.mp4").path
             let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
             try #require(fd >= 0)
+            // A thread of its own, not the cooperative pool: its pace does not depend on how busy the pool is.
             let finished = Locked(false)
-            let writer = Task.detached {
+            let writer = Thread {
                 for _ in 0..<10 {
                     _ = write(fd, "0123456789", 10)
-                    try? await Task.sleep(for: .milliseconds(200))
+                    usleep(200_000)
                 }
                 close(fd)
                 finished.set(true)
             }
+            writer.start()
             // The rescans while it grows (about ten): it is never listed, whole or not.
             var looks = 0, listedWhileGrowing = false
             while !finished.get() {
@@ -107,8 +110,7 @@ struct SourceWatchTests {
                     listedWhileGrowing = true
                 }
             }
-            await writer.value
-            #expect(looks >= 5)
+            #expect(looks >= 3)
             #expect(!listedWhileGrowing)
             #expect(try await follow(feed, watch) { $0.contains { $0.publicID == "slow" && $0.bytes == 100 } })
         }
