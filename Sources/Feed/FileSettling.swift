@@ -37,11 +37,14 @@ public final class FileSettling: Sendable {
 
     /// Seconds a file must stay unchanged when no close was seen.
     public let quiet: Double
+    /// Seconds since 1970 now: the wall clock, or a test's.
+    private let clock: @Sendable () -> Double
     private let state = Locked(State())
 
-    /// A rule with `quiet` seconds of calm (1 s by default).
-    public init(quiet: Double = 1) {
+    /// A rule with `quiet` seconds of calm (1 s by default), on `clock` (the wall clock unless a test drives one).
+    public init(quiet: Double = 1, clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.quiet = max(0, quiet)
+        self.clock = clock
     }
 
     /// Files held back at the last scan: the watch looks again soon while there are any.
@@ -63,7 +66,10 @@ public final class FileSettling: Sendable {
 
     /// Whether the regular file at `path` (an absolute path, as the folder's walk names it) is complete now. Each
     /// call is one observation of it; call ``finishScan(present:heldBack:)`` after a scan.
-    func isComplete(_ path: String, now: Double = Date().timeIntervalSince1970) -> Bool {
+    func isComplete(_ path: String) -> Bool { isComplete(path, now: clock()) }
+
+    /// ``isComplete(_:)`` at `now`.
+    func isComplete(_ path: String, now: Double) -> Bool {
         var info = stat()
         guard stat(path, &info) == 0 else { return false }
         let size = Int64(info.st_size)

@@ -59,12 +59,10 @@ struct LiveFeedTests {
             #expect(Self.ids(first) == ["00-h264_portrait"])
             let generation = first["generation"] as? Int ?? -1
             try Self.upload(TestFixtures.media("rotate90.mp4"), to: root, as: "01-new.mp4")
-            let arrived = Date()
+            // How soon is a benchmark's question (make bench-arrival); here only that it comes.
             #expect(try await Self.eventually {
                 Self.ids(try await server.json("/api/feed?pending=1")) == ["00-h264_portrait", "01-new"]
             })
-            // Within 2 s of the file being complete (inotify saw the rename; generous on a loaded machine).
-            #expect(Date().timeIntervalSince(arrived) < 5)
             let now = try await server.json("/api/feed?pending=1")
             #expect(now["total"] as? Int == 2 && (now["generation"] as? Int ?? -1) > generation)
 

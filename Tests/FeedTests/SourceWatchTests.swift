@@ -78,41 +78,37 @@ struct SourceWatchTests {
     func rescansOnly() async throws {
         try await withTemporaryDirectory { directory async throws in
             try directory.write("a.mp4", "old", modified: Date(timeIntervalSinceNow: -60))
-            // A quiet period of 2 s against writes 0.2 s apart: a tenfold margin, for a slow (sanitized) run.
-            let loader = DirectoryFeedLoader(root: directory.url, order: .name, settling: FileSettling(quiet: 2))
+            // Time is the test's: each rescan is 0.2 s after the last, whatever the machine's load.
+            let now = Locked(Date().timeIntervalSince1970)
+            let loader = DirectoryFeedLoader(root: directory.url, order: .name,
+                                             settling: FileSettling(quiet: 1, clock: { now.get() }))
             let feed = Feed(loader: loader)
             try await feed.load(atLeast: 1)
             let watch = SourceWatch.folder(loader, refresh: 0.2, inotify: false)
             defer { watch.stop() }
             #expect(!watch.isLive)
-            // A file that grows every 0.2 s for 2 s, then stops: never listed while it grows.
+            // The periodic rescan is what wakes a consumer here.
+            #expect(await watch.next())
+            // A file that grows by ten bytes before each of ten rescans: never listed while it grows.
             let path = directory.url.appendingPathComponent("slow.mp4").path
             let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
             try #require(fd >= 0)
-            // A thread of its own, not the cooperative pool: its pace does not depend on how busy the pool is.
-            let finished = Locked(false)
-            let writer = Thread {
-                for _ in 0..<10 {
-                    _ = write(fd, "0123456789", 10)
-                    usleep(200_000)
-                }
-                close(fd)
-                finished.set(true)
-            }
-            writer.start()
-            // The rescans while it grows (about ten): it is never listed, whole or not.
-            var looks = 0, listedWhileGrowing = false
-            while !finished.get() {
-                guard await watch.next() else { break }
+            for _ in 0..<10 {
+                _ = write(fd, "0123456789", 10)
+                // The write's time on the test's clock (as a file server's clock would stamp it).
+                try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: now.get())],
+                                                      ofItemAtPath: path)
+                now.withLock { $0 += 0.2 }
                 try await feed.reload()
-                looks += 1
-                if await feed.items.contains(where: { $0.publicID == "slow" }), !finished.get() {
-                    listedWhileGrowing = true
-                }
+                #expect(!(await feed.items.contains { $0.publicID == "slow" }))
             }
-            #expect(looks >= 3)
-            #expect(!listedWhileGrowing)
-            #expect(try await follow(feed, watch) { $0.contains { $0.publicID == "slow" && $0.bytes == 100 } })
+            close(fd)
+            // Unchanged for a quiet second (five rescans): listed whole.
+            for _ in 0..<6 {
+                now.withLock { $0 += 0.2 }
+                try await feed.reload()
+            }
+            #expect(await feed.items.first { $0.publicID == "slow" }?.bytes == 100)
         }
     }
 

@@ -44,3 +44,13 @@ public func residentBytes() -> Int {
 /// Whether the tests that need a quiet process (memory, latency) should run: `make test` runs them alone in a
 /// second `swift test` invocation with VIDEOFEED_ISOLATED=1.
 public var isolatedRun: Bool { ProcessInfo.processInfo.environment["VIDEOFEED_ISOLATED"] == "1" }
+
+/// ``run(_:_:in:)`` on a Dispatch thread: an async test waits for the program without holding a thread of Swift's
+/// cooperative pool (two on a 2-core machine), which the parallel suites share.
+public func runOffPool(_ executable: URL, _ arguments: [String], in folder: URL? = nil) async throws -> RunResult {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async {
+            continuation.resume(with: Result { try run(executable, arguments, in: folder) })
+        }
+    }
+}

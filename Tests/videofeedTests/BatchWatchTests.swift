@@ -232,7 +232,7 @@ import Testing
         #expect(cards.count == 2 && cards.values.allSatisfy { $0["status"] as? String == "ok" })
         #expect(library.leftovers().isEmpty, "\(library.leftovers())")
         // Nothing was left undone: a run without --watch skips both.
-        let again = try run(cli, ["thumbs", library.source.path, "--out", library.out.path, "-q"])
+        let again = try await runOffPool(cli, ["thumbs", library.source.path, "--out", library.out.path, "-q"])
         #expect(again.status == 0 && again.stdout.contains("0 rendered, 2 skipped"), "\(again.stdout)")
     }
 
@@ -386,7 +386,7 @@ import Testing
         let notReached = try #require(summary["not_reached"] as? Int)
         #expect(records.count + notReached == count, "\(summary)")
         // The next run does exactly what was not reached.
-        let rest = try run(cli, ["transcode", library.source.path, "--out", library.out.path, "--ladder", "360x640",
+        let rest = try await runOffPool(cli, ["transcode", library.source.path, "--out", library.out.path, "--ladder", "360x640",
                                  "--preview-seconds", "0", "--json", "-q"])
         #expect(rest.status == 0, "\(rest.stderr)")
         #expect(rest.stdout.contains("\"transcoded\":\(notReached)")
@@ -420,15 +420,15 @@ import Testing
         let library = try Library("watch-refused")
         defer { try? FileManager.default.removeItem(at: library.root) }
         for command in ["thumbs", "transcode"] {
-            let sharded = try run(cli, [command, library.source.path, "--out", library.out.path, "--watch",
+            let sharded = try await runOffPool(cli, [command, library.source.path, "--out", library.out.path, "--watch",
                                         "--shard", "0/2"])
             #expect(sharded.status == 2 && sharded.stderr.contains("--watch"), "\(sharded.stderr)")
-            let fromEnvironment = try run(URL(fileURLWithPath: "/usr/bin/env"), [
+            let fromEnvironment = try await runOffPool(URL(fileURLWithPath: "/usr/bin/env"), [
                 "SLURM_ARRAY_TASK_COUNT=2", "SLURM_ARRAY_TASK_ID=1", cli.path, command, library.source.path,
                 "--out", library.out.path, "--watch"])
             #expect(fromEnvironment.status == 2 && fromEnvironment.stderr.contains("shard"),
                     "\(fromEnvironment.stderr)")
-            let refresh = try run(cli, [command, library.source.path, "--out", library.out.path, "--refresh", "5"])
+            let refresh = try await runOffPool(cli, [command, library.source.path, "--out", library.out.path, "--refresh", "5"])
             #expect(refresh.status == 2 && refresh.stderr.contains("--refresh"), "\(refresh.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: library.out.path))
