@@ -5,7 +5,10 @@ SWIFT        ?= swift
 DEMO_OUT     ?= demo-out
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := libavformat-dev libavfilter-dev libavcodec-dev libswresample-dev libswscale-dev libavutil-dev \
-                pkg-config ffmpeg
+                libheif-dev pkg-config ffmpeg
+# Native HLS players the tests play served items with (gst-launch-1.0 playbin; ffmpeg's HLS demuxer comes with deps).
+PLAYER_PACKAGES := gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
+                gstreamer1.0-libav
 BENCH_TOOLS  := hyperfine ffmpegthumbnailer
 
 .PHONY: all deps bench-deps browser-deps build release demo serve bench-serve bench-arrival test test-sanitizers fuzz fuzz-serve soak fixtures conformance bench bench-decode bench-transcode policylab clean help
@@ -43,7 +46,7 @@ help:
 
 # Installs the FFmpeg development packages and the ffmpeg CLI when any is missing.
 deps:
-	@if ! pkg-config --exists libavformat libavfilter libavcodec libswresample libswscale libavutil 2>/dev/null || ! command -v ffmpeg >/dev/null; then \
+	@if ! pkg-config --exists libavformat libavfilter libavcodec libswresample libswscale libavutil libheif 2>/dev/null || ! command -v ffmpeg >/dev/null; then \
 		echo "installing $(APT_PACKAGES) through apt"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(APT_PACKAGES); \
 	fi
@@ -63,6 +66,10 @@ browser-deps: deps
 	@if ! python3 -c 'import playwright' 2>/dev/null; then \
 		echo "installing playwright through pip"; \
 		python3 -m pip install --break-system-packages playwright; \
+	fi
+	@if ! command -v gst-launch-1.0 >/dev/null || ! gst-inspect-1.0 hlsdemux >/dev/null 2>&1 || ! gst-inspect-1.0 avdec_h264 >/dev/null 2>&1; then \
+		echo "installing $(PLAYER_PACKAGES) through apt"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(PLAYER_PACKAGES); \
 	fi
 
 build: deps
