@@ -6,7 +6,8 @@
 # against the same server (scripts/serve-fuzz.py: random paths, queries, headers, methods, protocol junk and WebSocket
 # messages for SERVE_FUZZ_SECONDS, default 60, seed SERVE_FUZZ_SEED, default 1: no 5xx but 503, no connection left
 # hanging, the server alive and under 1 GiB resident); then the page on a live folder that changes while it is open
-# (scripts/serve-live-test.sh). Needs `make browser-deps`.
+# (scripts/serve-live-test.sh), and native HLS players on cold items (scripts/serve-native-test.py). Needs
+# `make browser-deps`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VIDEOFEED=${VIDEOFEED:-$(swift build --show-bin-path)/videofeed}
@@ -40,4 +41,7 @@ python3 scripts/serve-fuzz.py "$url" --seconds "${SERVE_FUZZ_SECONDS:-60}" --see
 kill -0 "$pid" || { echo "serve-check: the server died" >&2; cat "$work/serve.err" >&2; exit 1; }
 # Issue 38: the page on a live folder (its own server): arrivals, removals, paging while the feed changes.
 VIDEOFEED="$VIDEOFEED" bash scripts/serve-live-test.sh
+# Issue 34: native HLS players (GStreamer's playbin, ffmpeg's HLS demuxer) play cold items from the card's `hls` URL
+# and decode every picture the batch has (its own server).
+python3 scripts/serve-native-test.py --videofeed "$VIDEOFEED"
 echo "serve-check: passed"

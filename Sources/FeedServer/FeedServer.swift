@@ -219,7 +219,9 @@ public struct FeedServer: Sendable {
             await withTaskGroup(of: (Int, Card?).self) { group in
                 for (n, entry) in listed.enumerated() {
                     group.addTask {
-                        if answerAtOnce, !engine.hasManifest(entry.folder) { return (n, Card(pendingEntry: entry)) }
+                        if answerAtOnce, !engine.hasManifest(entry.folder) {
+                            return (n, Card(pendingEntry: entry, settings: engine.configuration.settings))
+                        }
                         do {
                             let manifest = try await engine.manifest(for: entry)
                             return (n, Card(entry: entry, manifest: manifest, settings: engine.configuration.settings))
@@ -323,6 +325,8 @@ public struct FeedServer: Sendable {
                 return plain(.unprocessableContent, why + "\n")
             }
         }
+        // A native player reading an item's HLS has its next segments made ahead (the page has its WebSocket).
+        if file.hasSuffix(".m3u8") || file.hasSuffix(".m4s") { engine.readAhead(folder: folder, file: file) }
         let response = HTTPRanges.response(for: request, file: opened, key: folder + "/" + file,
                                            mime: Self.mimeType(file), head: head,
                                            backlog: connections.backlog(of: context.channel))

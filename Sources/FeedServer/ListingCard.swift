@@ -49,6 +49,9 @@ struct Card: Encodable {
     var still: Bool?
     var poster: String?
     var preview: String?
+    /// The HLS multivariant playlist, for native players (AVPlayer, ExoPlayer): made from the manifest, its segments
+    /// on request.
+    var hls: String?
     var renditions: [Rendition]?
     var error: String?
     /// Listed before its manifest was made (`pending=1`): the item's own fields and its poster; the page asks for
@@ -56,7 +59,7 @@ struct Card: Encodable {
     var pending: Bool?
 
     enum CodingKeys: String, CodingKey {
-        case index, duration, width, height, still, poster, preview, renditions, error, pending
+        case index, duration, width, height, still, poster, preview, hls, renditions, error, pending
         case publicID = "public_id"
         case createdAt = "created_at"
         case hasAudio = "has_audio"
@@ -76,6 +79,7 @@ struct Card: Encodable {
         let base = "/media/" + Card.encode(entry.folder) + "/"
         poster = base + "poster.jpg"
         preview = settings.preview == nil ? nil : base + "preview.mp4"
+        hls = settings.makesSegments ? base + "master.m3u8" : nil
         // A card's size must not follow what an upload claims: at most `maxListedSegments` are listed (the first
         // ten minutes at 2 s), however long the container says the item is.
         let listed = min(plan.segmentCount, Card.maxListedSegments)
@@ -93,11 +97,13 @@ struct Card: Encodable {
     }
 
     /// The card of an item whose manifest is not made yet: its own fields and its poster (made without the manifest).
-    init(pendingEntry entry: ServedCatalog.Entry) {
+    init(pendingEntry entry: ServedCatalog.Entry, settings: TranscodeSettings) {
         index = entry.index
         publicID = entry.item.publicID
         createdAt = Card.date(entry.item.createdAt)
         poster = "/media/" + Card.encode(entry.folder) + "/poster.jpg"
+        // A native player may start from the master playlist at once: asking for it makes the manifest.
+        hls = settings.makesSegments ? "/media/" + Card.encode(entry.folder) + "/master.m3u8" : nil
         pending = true
     }
 

@@ -104,6 +104,8 @@ public final class ServeEngine: Sendable {
     let pool: WorkPool
     /// What the engine keeps per listed item version, by folder: only for the catalog's current versions.
     private let items = Locked(Items())
+    /// The streams native players read through HLS, for ``readAhead(folder:file:)``.
+    let readers = Locked(Readers())
 
     /// Source paths (for the workers) and manifests, by folder. A retired folder's entries are dropped, and a
     /// manifest is only kept for a folder whose source is known, so both hold at most one entry per current item
@@ -130,7 +132,7 @@ public final class ServeEngine: Sendable {
         self.metrics = metrics
         let cache = try MediaCache(root: configuration.cache, limit: configuration.cacheLimit)
         self.cache = cache
-        let items = self.items
+        let items = self.items, readers = self.readers
         // The pool's perform closure (and the catalog's retire) needs the engine; it reaches it through a weak
         // reference filled at the end (a strong one would be a cycle: engine → pool → closure → engine, and the
         // engine would never be freed).
@@ -140,7 +142,9 @@ public final class ServeEngine: Sendable {
         }, onRetire: { folder in
             items.withLock { $0.sources[folder] = nil; $0.manifests[folder] = nil }
             // Nobody can reach this version any more: its work stops and its files leave the cache.
-            box.withLock { $0.engine }?.pool.withdraw(folder: folder, error: Failure.gone("\(folder): the item changed or was removed"))
+            let engine = box.withLock { $0.engine }
+            engine?.pool.withdraw(folder: folder, error: Failure.gone("\(folder): the item changed or was removed"))
+            for reader in readers.withLock({ $0.forget(folder: folder) }) { engine?.pool.want(viewer: reader, [:]) }
             cache.removeFolder(folder)
         })
         pool = WorkPool(workers: configuration.workers, holdLimit: configuration.holdLimit, perform: { key, token in
@@ -246,6 +250,7 @@ public final class ServeEngine: Sendable {
     /// - Throws: ``Failure``.
     func file(folder: String, file: String) async throws -> CacheFile {
         let entry = try await current(folder)
+        if Self.isPlaylist(file) { return try await playlistFile(file, entry: entry) }
         // The poster is made from the source alone: a card listed before its manifest shows it at once.
         let artifact: Artifact
         if file == Self.poster {
@@ -294,7 +299,8 @@ public final class ServeEngine: Sendable {
         case Self.poster: return .poster
         case "preview.mp4", "preview.webp":
             return configuration.settings.preview == nil ? nil : .full
-        case "master.m3u8": return configuration.settings.makesSegments ? .full : nil
+        // Written from the manifest (``playlist(_:manifest:)``): no media work of their own.
+        case "master.m3u8": return configuration.settings.makesSegments ? .manifest : nil
         default: break
         }
         let parts = file.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
@@ -304,7 +310,7 @@ public final class ServeEngine: Sendable {
         }
         guard parts.count == 2, let r = manifest.rendition(named: parts[0]) else { return nil }
         if parts[1] == "init.mp4" { return .initialization(rendition: r) }
-        if parts[1] == "index.m3u8" { return configuration.settings.makesSegments ? .full : nil }
+        if parts[1] == "index.m3u8" { return configuration.settings.makesSegments ? .manifest : nil }
         guard parts[1].hasPrefix("seg-"), parts[1].hasSuffix(".m4s") else { return nil }
         let digits = parts[1].dropFirst(4).dropLast(4)
         guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),

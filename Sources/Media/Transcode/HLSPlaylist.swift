@@ -15,12 +15,14 @@ public enum HLSPlaylist {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// A multivariant playlist with one variant per rendition.
+    /// A multivariant playlist with one variant per rendition. `BANDWIDTH` is the peak rate (RFC 8216 4.4.6.2);
+    /// an `averageBandwidth` of 0 (not measured yet, as when `serve` lists an item before making it) is left out.
     public static func multivariant(_ variants: [(uri: String, bandwidth: Int, averageBandwidth: Int, width: Int,
                                                   height: Int, codecs: String)]) -> String {
         var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"]
         for v in variants {
-            lines.append("#EXT-X-STREAM-INF:BANDWIDTH=\(v.bandwidth),AVERAGE-BANDWIDTH=\(v.averageBandwidth),"
+            let average = v.averageBandwidth > 0 ? "AVERAGE-BANDWIDTH=\(v.averageBandwidth)," : ""
+            lines.append("#EXT-X-STREAM-INF:BANDWIDTH=\(v.bandwidth),\(average)"
                 + "RESOLUTION=\(v.width)x\(v.height),CODECS=\"\(v.codecs)\"")
             lines.append(v.uri)
         }

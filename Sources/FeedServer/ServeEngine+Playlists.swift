@@ -1,0 +1,140 @@
+import EngineSupport
+import Foundation
+import Media
+
+/// HLS for native players (AVPlayer, ExoPlayer, GStreamer, ffmpeg): an item's multivariant playlist and each
+/// rendition's media playlist, written from its manifest alone as soon as the manifest exists, never after a full
+/// run. They list the segments the page gets (`<rendition>/init.mp4`, `seg-<k>.m4s`, on the manifest's grid), which
+/// are made on request; a player that has read a media playlist has its next segments made ahead (``readAhead``).
+extension ServeEngine {
+    /// Whether `file` (a path in the batch layout) is one of the playlists this engine writes from a manifest.
+    static func isPlaylist(_ file: String) -> Bool {
+        file == "master.m3u8" || file.hasSuffix("/index.m3u8")
+    }
+
+    /// The text of the playlist `file` of an item with `manifest`; nil when the item has no such playlist.
+    ///
+    /// The multivariant playlist lists the renditions largest first (players without a bandwidth estimate start
+    /// with the first); `BANDWIDTH` is the rendition's VBV cap plus the audio rate, a peak no segment exceeds by
+    /// design (no `AVERAGE-BANDWIDTH`: nothing is measured before the segments are made). A media playlist gives
+    /// each segment's length on the manifest's grid, the last one to the item's end.
+    func playlist(_ file: String, manifest: ItemManifest) -> String? {
+        let plan = manifest.plan
+        guard configuration.settings.makesSegments, !plan.renditions.isEmpty else { return nil }
+        if file == "master.m3u8" {
+            let audio = plan.hasAudio ? configuration.settings.audioBitrate : 0
+            return HLSPlaylist.multivariant(plan.renditions.enumerated().map { r, rendition in
+                let codecs = manifest.codecs.indices.contains(r) ? manifest.codecs[r] : "avc1.640028"
+                return (uri: Self.pathComponent(rendition.name) + "/index.m3u8", bandwidth: rendition.maxBitrate + audio,
+                        averageBandwidth: 0, width: rendition.width, height: rendition.height, codecs: codecs)
+            })
+        }
+        let parts = file.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[1] == "index.m3u8", manifest.rendition(named: String(parts[0])) != nil else {
+            return nil
+        }
+        let durations = manifest.segmentDurations
+        return HLSPlaylist.media(initSegment: "init.mp4", segments: durations.enumerated().map { k, seconds in
+            (uri: "seg-\(k).m4s", duration: max(0.001, seconds))
+        })
+    }
+
+    /// The playlist `file` of the current item `entry`, from its manifest (made first if needed), kept in the cache
+    /// beside the item's media and open for reading.
+    /// - Throws: ``Failure``.
+    func playlistFile(_ file: String, entry: ServedCatalog.Entry) async throws -> CacheFile {
+        let key = entry.folder + "/" + file
+        if let cached = open(key) { return cached }
+        let manifest = try await manifest(for: entry)
+        guard let text = playlist(file, manifest: manifest) else { throw Failure.notFound(key) }
+        if !cache.contains(key) {
+            do {
+                try cache.write(key, Array(text.utf8))
+            } catch {
+                throw Failure.failed("\(entry.item.publicID): \(file) could not be kept in the cache")
+            }
+        }
+        guard let opened = open(key) else {
+            throw Failure.failed("\(entry.item.publicID): \(file) could not be kept in the cache")
+        }
+        return opened
+    }
+
+    /// A rendition's name as a relative URL's path component.
+    private static func pathComponent(_ name: String) -> String {
+        name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/")))
+            ?? name
+    }
+
+    // MARK: - Reading ahead for native players
+
+    /// Segments made ahead of the last one a native player asked for.
+    static let readAheadSegments = 2
+    /// Streams (item version × rendition) read ahead for at once; the least recently asked is forgotten first.
+    static let readAheadStreams = 64
+
+    /// A native player asked for `file` of `folder`: a media playlist starts reading ahead on that rendition (its
+    /// first segments), a segment of a rendition whose playlist was read moves it on (the next
+    /// ``readAheadSegments``). The page's requests (it never reads a media playlist) make nothing ahead: its
+    /// WebSocket says where its viewer is (``ViewerHub``). The work is prefetch work on the shared pool, with the
+    /// priority of a viewer's current item, dropped when the stream is forgotten.
+    func readAhead(folder: String, file: String) {
+        guard let manifest = knownManifest(folder) else { return }
+        let parts = file.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 2, let r = manifest.rendition(named: parts[0]) else { return }
+        let from: Int
+        if parts[1] == "index.m3u8" {
+            from = 0
+        } else if parts[1].hasPrefix("seg-"), parts[1].hasSuffix(".m4s"), let k = Int(parts[1].dropFirst(4).dropLast(4)) {
+            from = k + 1
+        } else {
+            return
+        }
+        let stream = parts[0] + "\u{0}" + folder
+        let registering = parts[1] == "index.m3u8"
+        let (viewer, forgotten) = readers.withLock { $0.viewer(for: stream, registering: registering) }
+        if let forgotten { pool.want(viewer: forgotten, [:]) }
+        guard let viewer else { return }
+        var wants: [JobKey: Int] = [:]
+        for k in from..<min(from + Self.readAheadSegments, manifest.plan.segmentCount) {
+            let artifact = Artifact.segment(rendition: r, index: k)
+            if let key = cacheKey(folder: folder, artifact: artifact, manifest: manifest), cache.contains(key) { continue }
+            wants[JobKey(folder: folder, artifact: artifact)] = 1000 - (k - from)
+        }
+        pool.want(viewer: viewer, wants)
+    }
+
+    /// The streams native players read, each with the pool viewer id its read-ahead is wanted under (negative: the
+    /// page's viewers count up from 1), least recently used first.
+    struct Readers {
+        private var ids: [String: Int] = [:]
+        private var order: [String] = []
+        private var counter = 0
+
+        /// The viewer id of `stream` (a new one when `registering`), and the id of a stream forgotten to make room.
+        mutating func viewer(for stream: String, registering: Bool) -> (viewer: Int?, forgotten: Int?) {
+            if let id = ids[stream] {
+                if let at = order.firstIndex(of: stream) { order.remove(at: at) }
+                order.append(stream)
+                return (id, nil)
+            }
+            guard registering else { return (nil, nil) }
+            var forgotten: Int? = nil
+            if order.count >= ServeEngine.readAheadStreams {
+                let oldest = order.removeFirst()
+                forgotten = ids.removeValue(forKey: oldest)
+            }
+            counter += 1
+            ids[stream] = -counter
+            order.append(stream)
+            return (-counter, forgotten)
+        }
+
+        /// Forgets the streams of `folder` (retired), returning their viewer ids.
+        mutating func forget(folder: String) -> [Int] {
+            let gone = order.filter { $0.hasSuffix("\u{0}" + folder) }
+            order.removeAll { gone.contains($0) }
+            return gone.compactMap { ids.removeValue(forKey: $0) }
+        }
+    }
+}
