@@ -384,8 +384,8 @@ public struct FeedServer: Sendable {
                     // Anything but a message of the page's shapes, with every number in its bounds, is ignored.
                     guard case .text(let text) = message, let said = ViewerMessage.parse(text) else { continue }
                     switch said {
-                    case .hello(let width, let height, let rendition):
-                        hub.hello(viewer, width: width, height: height, rendition: rendition)
+                    case .hello(let width, let height, let rendition, let bandwidth):
+                        hub.hello(viewer, width: width, height: height, rendition: rendition, bandwidth: bandwidth)
                     case .at(let index, let item, let time):
                         let answer = await hub.move(viewer, to: index, item: item, time: time)
                         if let hit = answer.hit {
@@ -434,8 +434,9 @@ public struct FeedServer: Sendable {
 /// What a viewer's page says over the WebSocket, parsed with every number bounded: an index the server could never
 /// list, a time past a day, a box past 16384 pixels or a rendition name past 64 bytes is not a message.
 enum ViewerMessage: Equatable {
-    /// The page's box in device pixels and the rendition it plays.
-    case hello(width: Int?, height: Int?, rendition: String?)
+    /// The page's box in device pixels, the rendition it plays, and the most bits per second its network affords
+    /// (its bandwidth estimate times a safety factor; nil: no cap).
+    case hello(width: Int?, height: Int?, rendition: String?, bandwidth: Int? = nil)
     /// The viewer is at `index` (the item `item`, when said) with its playhead at `time` seconds.
     case at(index: Int, item: String?, time: Double)
 
@@ -443,6 +444,8 @@ enum ViewerMessage: Equatable {
     static let maxIndex = 999_999_999
     static let maxTime = 86_400.0
     static let maxSide = 16_384
+    /// Bits per second at most in a `hello`'s bandwidth (10 Gb/s).
+    static let maxBandwidth = 1e10
     /// A public ID's length at most in a message.
     static let maxItemBytes = 2048
 
@@ -454,6 +457,7 @@ enum ViewerMessage: Equatable {
         var height: Int?
         var rendition: String?
         var item: String?
+        var bandwidth: Double?
     }
 
     /// The message in `text`, or nil.
@@ -464,7 +468,9 @@ enum ViewerMessage: Equatable {
             if let width = raw.width, !(1...maxSide).contains(width) { return nil }
             if let height = raw.height, !(1...maxSide).contains(height) { return nil }
             if let rendition = raw.rendition, rendition.utf8.count > 64 { return nil }
-            return .hello(width: raw.width, height: raw.height, rendition: raw.rendition)
+            if let bandwidth = raw.bandwidth, !(bandwidth >= 1 && bandwidth <= maxBandwidth) { return nil }
+            return .hello(width: raw.width, height: raw.height, rendition: raw.rendition,
+                          bandwidth: raw.bandwidth.map { Int($0) })
         case "at":
             guard let index = raw.index, (0...maxIndex).contains(index) else { return nil }
             let time = raw.time ?? 0

@@ -26,6 +26,7 @@ struct Card: Encodable {
         var height: Int
         var codecs: String
         var mime: String
+        /// Peak bits per second: the video's VBV cap plus the audio's rate (what the page's bandwidth rule compares).
         var bandwidth: Int
         var initialization: String
         var segments: [String]
@@ -84,12 +85,14 @@ struct Card: Encodable {
         // ten minutes at 2 s), however long the container says the item is.
         let listed = min(plan.segmentCount, Card.maxListedSegments)
         let durations = manifest.segmentDurations.prefix(listed).map { ($0 * 1000).rounded() / 1000 }
+        // The peak rate a player needs: the video's VBV cap and the audio's rate (as the master playlist says).
+        let audio = plan.hasAudio ? settings.audioBitrate : 0
         renditions = plan.renditions.enumerated().map { r, rendition in
             let codecs = manifest.codecs.indices.contains(r) ? manifest.codecs[r] : "avc1.640028"
             let name = Card.encode(rendition.name)
             return Rendition(
                 name: rendition.name, width: rendition.width, height: rendition.height, codecs: codecs,
-                mime: "video/mp4; codecs=\"\(codecs)\"", bandwidth: rendition.maxBitrate,
+                mime: "video/mp4; codecs=\"\(codecs)\"", bandwidth: rendition.maxBitrate + audio,
                 initialization: base + name + "/init.mp4",
                 segments: (0..<listed).map { base + name + "/seg-\($0).m4s" },
                 segmentDurations: durations, mp4: settings.makesMP4 ? base + name + ".mp4" : nil)

@@ -32,6 +32,18 @@ public struct ItemManifest: Sendable, Codable, Equatable {
         return 0
     }
 
+    /// The rendition for a `width`×`height` box (``rendition(forBox:_:)``) on a network that affords `bandwidth`
+    /// bits per second: that one, or the largest below it whose peak rate (its VBV cap plus `audio`) fits, else the
+    /// smallest. The page applies the same rule with its bandwidth estimate (`util.js` pickRendition).
+    public func rendition(forBox width: Int, _ height: Int, within bandwidth: Int?, audio: Int) -> Int {
+        let box = rendition(forBox: width, height)
+        guard let bandwidth else { return box }
+        let renditions = plan.renditions
+        // Largest first: the first at or below the box's rendition that fits.
+        for r in box..<renditions.count where renditions[r].maxBitrate + audio <= bandwidth { return r }
+        return max(box, renditions.count - 1)
+    }
+
     /// Each segment's length in seconds.
     public var segmentDurations: [Double] {
         let n = plan.segmentCount, grid = plan.grid

@@ -32,6 +32,8 @@ public final class ViewerHub: Sendable {
         var knowsBox = false
         /// The rendition the page said it plays, by name (used when the box is not known and the item has it).
         var rendition: String? = nil
+        /// The most bits per second the page's network affords (its estimate, with its margin), when it said.
+        var bandwidth: Int? = nil
         var current: Int? = nil
         /// The public ID on screen, when the page said it (positions move as a watched feed changes).
         var currentItem: String? = nil
@@ -77,15 +79,17 @@ public final class ViewerHub: Sendable {
         engine.metrics.viewers.set(Double(viewers.withLock { $0.count }))
     }
 
-    /// The viewer's display box in device pixels and the rendition it plays by name, when it says: they decide which
-    /// rendition's segments are made ahead for it (the box, by the page's own rule, when it is given).
-    public func hello(_ viewer: Int, width: Int?, height: Int?, rendition: String?) {
+    /// The viewer's display box in device pixels, the rendition it plays by name, and the bits per second its
+    /// network affords, when it says: they decide which rendition's segments are made ahead for it (the box, by the
+    /// page's own rule, when it is given, capped by the bandwidth as the page caps it).
+    public func hello(_ viewer: Int, width: Int?, height: Int?, rendition: String?, bandwidth: Int? = nil) {
         viewers.withLock { v in
             if let width, let height {
                 v[viewer]?.box = (max(1, width), max(1, height))
                 v[viewer]?.knowsBox = true
             }
             if let rendition { v[viewer]?.rendition = rendition }
+            v[viewer]?.bandwidth = bandwidth
         }
     }
 
@@ -93,7 +97,8 @@ public final class ViewerHub: Sendable {
     /// box is known; else the one it named, when the item has it; else the one for the default box.
     private func rendition(_ manifest: ItemManifest, for viewer: Viewer) -> Int {
         if !viewer.knowsBox, let named = viewer.rendition.flatMap(manifest.rendition(named:)) { return named }
-        return manifest.rendition(forBox: viewer.box.width, viewer.box.height)
+        let audio = manifest.plan.hasAudio ? engine.configuration.settings.audioBitrate : 0
+        return manifest.rendition(forBox: viewer.box.width, viewer.box.height, within: viewer.bandwidth, audio: audio)
     }
 
     /// The viewer is at `index` with its playhead at `time` seconds: re-plans its prefetch, and tells whether a

@@ -13,6 +13,7 @@ import { bindInput } from './input.js';
 import { FeedSocket } from './socket.js';
 import { Overlay } from './overlay.js';
 import { inputTime, pickRendition } from './util.js';
+import { meter, START_FACTOR } from './abr.js';
 
 const scroller = document.getElementById('feed');
 const track = document.getElementById('track');
@@ -25,7 +26,8 @@ const MAX_SWIPES = 1000;      // swipes kept for `window.videofeed.swipes`
 
 const state = { ready: false, socketStatus: 'connecting', window: null, lastSwipe: null, swipes: [], errors: [],
                 warnings: [], hello: null, removed: [], lastFeed: null, newItems: false, refreshing: null,
-                refreshes: 0 };
+                refreshes: 0, switches: [] };
+const MAX_SWITCHES = 1000;    // rung switches kept for `window.videofeed.switches`
 
 const settings = {
   muted: true,                // autoplay policy: start muted
@@ -51,6 +53,11 @@ const view = new FeedView(scroller, track, feed, {
     const text = `${card.item.public_id}: ${message}`;
     if (!state.warnings.includes(text)) state.warnings.push(text);
     console.warn(text);
+  },
+  onSwitch: (card, from, to) => {
+    state.switches.push({ at: performance.now(), publicId: card.item.public_id, from: from.name, to: to.name,
+                          bandwidth: Math.round(meter.estimate) });
+    if (state.switches.length > MAX_SWITCHES) state.switches.shift();
   },
   onCards: () => overlay.render(),
 });
@@ -94,17 +101,25 @@ function shownRemoved(card) {
   if (!state.removed.includes(card.item.public_id)) state.removed.push(card.item.public_id);
 }
 
-/** `hello` names the rendition this viewer plays (for the first playable item seen) and its box in device pixels. */
+/** `hello` names the rendition this viewer plays (for the first playable item seen), its box in device pixels, and
+ *  what its network affords: the peak rate of the rung a new card would start with when that is below the box's
+ *  rung (the server makes that rung ahead, by the same rule), else nothing. Sent again when any of them changes. */
 function sayHello(card) {
+  if (!card) return;
   const box = view.box();
   const source = card.item.renditions && card.item.renditions.length ? card.item
     : feed.items.find(it => it.renditions && it.renditions.length);
   // Cards listed before their manifest (pending) name no rendition yet: the box alone decides the server's choice.
   const r = source && pickRendition(source.renditions, box.w, box.h);
-  if (state.hello && state.hello.width === box.w && state.hello.height === box.h && (state.hello.rendition || !r)) return;
-  state.hello = { type: 'hello', rendition: r ? r.name : null, width: box.w, height: box.h };
+  const capped = source && pickRendition(source.renditions, box.w, box.h, meter.estimate * START_FACTOR);
+  const bandwidth = capped && r && capped !== r && capped.bandwidth > 0 ? capped.bandwidth : null;
+  if (state.hello && state.hello.width === box.w && state.hello.height === box.h && (state.hello.rendition || !r)
+      && state.hello.bandwidth === bandwidth) return;
+  state.hello = { type: 'hello', rendition: r ? r.name : null, width: box.w, height: box.h, bandwidth };
   socket.hello(state.hello);
 }
+// A new estimate may change the rung new cards start with: the server's prefetch follows.
+meter.onChange(() => sayHello(view.card));
 
 /** The server's answers: `swipe` {index, hit}, `window` {current, items} and `feed` {generation, total, head,
  *  removed}. */
@@ -336,6 +351,13 @@ Object.defineProperty(window, 'videofeed', {
     /** The server's last `window` message. */
     get window() { return state.window ? JSON.parse(JSON.stringify(state.window)) : null; },
     get rendition() { return view.card && view.card.rendition ? view.card.rendition.name : null; },
+    /** The card's box in device pixels, {w, h} (what the rendition rule reads). */
+    get box() { return { ...view.box() }; },
+    /** The bandwidth estimate in bits per second (abr.js) and how many samples it rests on. */
+    get bandwidth() { return Math.round(meter.estimate); },
+    get bandwidthSamples() { return meter.samples; },
+    /** Rung switches of playing cards: {at, publicId, from, to, bandwidth}. */
+    get switches() { return state.switches.map(s => ({ ...s })); },
     get socket() { return state.socketStatus; },
     get muted() { return settings.muted; },
     get paused() { const m = view.card && view.card.media; return m ? m.video.paused : true; },

@@ -2,6 +2,19 @@
 // (a MediaSource with one SourceBuffer: init, then the segments in order, fetched a segment or two ahead of the
 // playhead, endOfStream() after the last), or an error card when the item or its media fails.
 //
+// Adaptive bitrate (abr.js): a card starts with the rendition its box asks for, or a smaller one when the network's
+// estimate cannot carry it; while it plays, each segment boundary may switch it (down as soon as the estimate falls
+// under the playing rung's rate, up only with a margin): the new rung's init is appended (changeType when its
+// codecs differ), then its segments from there on — every rung's segment k covers the same span.
+//
+// Loops without a seam: an item up to UNROLL_S long (and UNROLL_BYTES of media) keeps what it appended, and once
+// its last segment is in, appends it all again after itself (timestampOffset one item's length further each time),
+// AHEAD_S ahead of the playhead: the wrap is the next frame in the buffer, not a seek (a seek to the start drops a
+// frame or more at each wrap, 23 of 90 on a 3-frame clip). A longer item loops with the element's own `loop`, a seek
+// within what is buffered (seeking() appends again what the browser evicted). A segment the server
+// cannot make past the first (404, 416, 422: past the item's real end, or a tail without a picture) ends the item
+// there, as its end would, with a warning rather than an error card.
+//
 // A card listed before the server made its manifest is pending: it shows its poster, and the first preload() asks
 // for the whole card (env.fill) and goes on from there.
 //
@@ -22,9 +35,13 @@
 // with play(), the first frame is decoded and presented after the swipe, within one or two display frames at any
 // frame rate (scripts/rvfc-probe.py, modes `mse` and `append`; docs/benchmarks.md). The viewer sees the same picture
 // meanwhile: the poster is the first frame.
-import { MediaSourceClass, pickRendition, relativeTime, segmentTimes } from './util.js';
+import { area, MediaSourceClass, pickRendition, relativeTime, segmentTimes } from './util.js';
+import { KEEP_FACTOR, meter, START_FACTOR, UP_FACTOR } from './abr.js';
 
 const AHEAD_S = 4;                 // seconds appended ahead of the playhead while playing (two 2 s segments)
+const UNROLL_S = 10;               // items up to this long loop by appending themselves again (no seek at the wrap)
+const UNROLL_BYTES = 8 << 20;       // ... when what they appended is at most this much
+const LOOP_KEEP_S = 5;             // seconds of an unrolled loop kept behind the playhead
 const RETRIES = [300, 1000];       // back-off (ms) before retrying a failed fetch (network error or 5xx)
 
 export class Card {
@@ -32,7 +49,8 @@ export class Card {
    * @param {number} pos      position in the feed (grows past `total` when the feed wraps around)
    * @param {object} item     a resource of /api/feed
    * @param {object} env      {settings: {muted, setMuted}, box(): {w, h}, onFail(card), onFrame(card, ms, mediaTime),
-   *                           onWarn(card, message), onGone(card): the item is removed, fill(item) → Promise<whole
+   *                           onWarn(card, message), onSwitch(card, from, to): the playing rung changed,
+   *                           onGone(card): the item is removed, fill(item) → Promise<whole
    *                           item>, abandon(item): the fill is no longer wanted, lookup(item) → Promise<the item
    *                           as listed now>}
    */
@@ -113,7 +131,8 @@ export class Card {
     if (this.item.pending) return this.fillPending();
     if (!MediaSourceClass) return this.fail('this browser has no Media Source Extensions');
     const { w, h } = this.env.box();
-    const r = this.rendition || pickRendition(this.item.renditions, w, h);
+    // The rung the box asks for, within what the network's estimate affords (chosen again on every attach).
+    const r = pickRendition(this.item.renditions, w, h, meter.estimate * START_FACTOR);
     if (!r) {
       const mimes = (this.item.renditions || []).map(x => x.mime).join(', ') || 'no renditions';
       return this.fail(`no rendition this browser can play (${mimes})`);
@@ -129,7 +148,12 @@ export class Card {
     video.disableRemotePlayback = true;   // required by ManagedMediaSource
     const ms = new MediaSourceClass();
     const m = { video, ms, sb: null, url: URL.createObjectURL(ms), abort: new AbortController(), next: 0,
-                initDone: false, pumping: false, fetches: new Map(), held: null, played: false };
+                initDone: false, pumping: false, fetches: new Map(), held: null, played: false, mime: r.mime,
+                ended: false,
+                // An unrolled loop: what was appended, in order ({init: name of the rendition whose init it is, or
+                // null, data}), its bytes, the rendition last initialised, copies appended, and one copy's span.
+                kept: this.times.total <= UNROLL_S ? [] : null, keptBytes: 0, initialised: null, loops: 0,
+                period: null, start: 0 };
     this.media = m;
     ms.addEventListener('sourceopen', () => this.open(m), { once: true });
     video.addEventListener('error', () => {
@@ -186,29 +210,39 @@ export class Card {
   }
 
   /** Append init and segments in order, as far as needed: init when preloaded (seg-0 fetched and held), AHEAD_S past
-   *  the playhead when active. */
+   *  the playhead when active; at each segment boundary of the playing card, the rung the network affords. */
   async pump() {
     const m = this.media;
     if (!m || !m.sb || m.pumping) return;
     m.pumping = true;
-    const segments = this.rendition.segments;
     try {
       while (this.media === m) {
+        const segments = this.rendition.segments;
         if (!m.initDone) {
-          // seg-0 is asked for together with the init (one round trip less); its failure is reported when it is
-          // awaited below.
-          if (segments.length) this.get(m, segments[0]).catch(() => {});
-          await this.append(m, await this.get(m, this.rendition.init));
+          // The next segment is asked for together with the init (one round trip less); its failure is reported
+          // when it is awaited below.
+          if (m.next < segments.length && !(m.next === 0 && m.held)) this.get(m, segments[m.next]).catch(() => {});
+          if (m.mime !== this.rendition.mime && m.sb.changeType) m.sb.changeType(this.rendition.mime);
+          m.mime = this.rendition.mime;
+          const init = await this.get(m, this.rendition.init);
+          await this.append(m, init);
+          this.keep(m, init, this.rendition);
           m.initDone = true;
           continue;
         }
         const k = m.next;
-        if (k >= segments.length) {
+        if (k >= segments.length || m.ended) {
+          if (m.kept) {
+            // Unrolled: another copy once the playhead is within AHEAD_S of the end (pump runs again on timeupdate).
+            if (this.active && await this.loopAgain(m)) continue;
+            break;
+          }
           if (m.ms.readyState === 'open' && !m.sb.updating) m.ms.endOfStream();
           break;
         }
         const limit = this.active ? m.video.currentTime + AHEAD_S : 0;
         if (k > 0 && this.times.starts[k] >= limit) break;
+        if (k > 0 && this.active && this.adapt(m)) continue;
         // Fetch the following segment while this one is appended, if it is wanted too; not while the card waits for
         // its first frame (a miss): the server would make both at once, each with half the CPU.
         if (k + 1 < segments.length && this.times.starts[k + 1] < limit && (k > 0 || this.shown)) {
@@ -225,14 +259,18 @@ export class Card {
             break;
           }
         } catch (e) {
-          // The server could not make the last segment (e.g. a 0.01 s tail past the last picture): play what there
-          // is, end the stream there, and say so (overlay, window.videofeed.warnings) rather than fail the card.
-          if (!e.status || e.status === 410 || k === 0 || k !== segments.length - 1) throw e;
-          if (this.env.onWarn) this.env.onWarn(this, `${e.message}; played to ${this.times.starts[k].toFixed(2)} s`);
-          m.next = segments.length;
+          // A segment the server cannot make, past the first (past the item's real end: the listing's duration
+          // was more than what decodes; or a 0.01 s tail past the last picture): the item ends where the last
+          // appended segment ends and loops from there, as at its end; said in window.videofeed.warnings, not with
+          // an error card. Gone (410), server errors and the first segment are failures.
+          if (!e.status || e.status === 410 || e.status >= 500 || k === 0) throw e;
+          if (this.env.onWarn) this.env.onWarn(this, `${e.message}; ended at ${this.times.starts[k].toFixed(2)} s`);
+          this.times = { starts: this.times.starts.slice(0, k), total: this.times.starts[k] };
+          m.ended = true;
           continue;
         }
         await this.append(m, data);
+        this.keep(m, data, null);
         if (m.next === k) m.next = k + 1;
         if (k === 0 && !this.active) this.rewind(m);
       }
@@ -244,9 +282,78 @@ export class Card {
     }
   }
 
+  /** At a segment boundary of the playing card: switch to the rung the network affords when it is another — down
+   *  as soon as the estimate (with KEEP_FACTOR's margin) cannot carry the playing one, up when it carries a larger
+   *  one with UP_FACTOR's. The new rung's init is appended next (pump), then its segments from `m.next` on.
+   *  Returns whether it switched. */
+  adapt(m) {
+    const { w, h } = this.env.box();
+    const renditions = this.item.renditions;
+    const playing = this.rendition;
+    let want = playing;
+    const keep = pickRendition(renditions, w, h, meter.estimate * KEEP_FACTOR);
+    if (keep && area(keep) < area(playing)) want = keep;
+    else {
+      const up = pickRendition(renditions, w, h, meter.estimate * UP_FACTOR);
+      if (up && area(up) > area(playing)) want = up;
+    }
+    if (!want || want === playing) return false;
+    this.rendition = want;
+    m.initDone = false;
+    if (this.env.onSwitch) this.env.onSwitch(this, playing, want);
+    return true;
+  }
+
+  /** Keeps what was appended for an unrolled loop (`rendition`: this is its init), until it is too much. */
+  keep(m, data, rendition) {
+    if (!m.kept) return;
+    if (rendition && m.initialised === rendition) return;
+    m.kept.push({ init: rendition, data });
+    if (rendition) m.initialised = rendition;
+    m.keptBytes += data.byteLength;
+    if (m.keptBytes > UNROLL_BYTES) m.kept = null;
+  }
+
+  /** Appends the item again after its end when the playhead is within AHEAD_S of the buffered end: its inits and
+   *  segments as first appended, one copy's span further on (timestampOffset). Drops what is LOOP_KEEP_S behind the
+   *  playhead. Returns whether it appended. */
+  async loopAgain(m) {
+    const v = m.video, b = v.buffered;
+    if (!b.length || m.sb.updating) return false;
+    const end = b.end(b.length - 1);
+    if (m.period == null) {
+      if (!m.loops) m.video.loop = false;
+      m.start = b.start(0);
+      m.period = end - m.start;
+      if (!(m.period > 0.01)) { m.kept = null; m.video.loop = true; return false; }
+    }
+    if (end - v.currentTime >= AHEAD_S) return false;
+    m.loops++;
+    m.sb.timestampOffset = m.loops * m.period;
+    for (const piece of m.kept) {
+      if (this.media !== m) return false;
+      if (piece.init && piece.init !== m.initialised) {
+        if (m.mime !== piece.init.mime && m.sb.changeType) m.sb.changeType(piece.init.mime);
+        m.mime = piece.init.mime;
+        m.initialised = piece.init;
+      } else if (piece.init) {
+        continue;
+      }
+      await this.append(m, piece.data);
+    }
+    const behind = v.currentTime - LOOP_KEEP_S;
+    if (b.length && b.start(0) < behind - 1 && !m.sb.updating) {
+      await new Promise(resolve => {
+        m.sb.addEventListener('updateend', resolve, { once: true });
+        m.sb.remove(0, behind);
+      });
+    }
+    return true;
+  }
+
   /** A seek into a span that is no longer buffered (the browser evicted it) re-appends from its segment. */
   seeking(m) {
-    if (this.media !== m || !m.sb) return;
+    if (this.media !== m || !m.sb || m.loops) return;
     const t = m.video.currentTime;
     const b = m.video.buffered;
     for (let i = 0; i < b.length; i++) if (b.start(i) <= t + 0.05 && t < b.end(i)) return;
@@ -270,7 +377,8 @@ export class Card {
             await sleep(RETRIES[attempt]);
             continue;
           }
-          if (res.ok) return res.arrayBuffer();
+          // Read through the bandwidth meter: every media byte is a throughput sample (abr.js).
+          if (res.ok) return meter.read(res, m.abort.signal);
           if (res.status < 500 || attempt >= RETRIES.length) {
             throw Object.assign(new Error(`GET ${url}: HTTP ${res.status}${await errorText(res)}`), { status: res.status });
           }
@@ -385,7 +493,7 @@ export class Card {
     const m = this.media;
     if (!this.active || !m) return;
     const d = this.times.total || m.video.duration;
-    if (d > 0 && Number.isFinite(d)) this.bar.style.transform = `scaleX(${Math.min(1, m.video.currentTime / d)})`;
+    if (d > 0 && Number.isFinite(d)) this.bar.style.transform = `scaleX(${Math.min(1, this.time / d)})`;
     if (m.video.paused || m.video.readyState < HTMLMediaElement.HAVE_FUTURE_DATA) return;
     this.frame = requestAnimationFrame(() => this.tick());
   }
@@ -492,7 +600,13 @@ export class Card {
   }
 
   /** Playhead (s) and whether it is playing, for the WebSocket's `at`. */
-  get time() { return this.media ? this.media.video.currentTime : 0; }
+  get time() {
+    const m = this.media;
+    if (!m) return 0;
+    const t = m.video.currentTime;
+    // In an unrolled loop, the time within the item.
+    return m.period ? m.start + ((t - m.start) % m.period + m.period) % m.period : t;
+  }
   get playing() { return !!this.media && !this.media.video.paused; }
 }
 

@@ -60,7 +60,7 @@ export class FeedSocket {
     if (this.lastAt) this.ws.send(JSON.stringify(this.lastAt));
   }
 
-  /** {type: 'hello', rendition, width, height}; re-sent when it changes. */
+  /** {type: 'hello', rendition, width, height, bandwidth}; re-sent when it changes. */
   hello(msg) {
     const changed = JSON.stringify(msg) !== JSON.stringify(this.helloMsg);
     this.helloMsg = msg;

@@ -1,6 +1,6 @@
 // util.js — small helpers shared by the page's modules: relative dates ("3 days ago"), the rendition a card plays
-// (the smallest one at least as large as the box it is shown in, else the largest), and the MediaSource
-// constructor this browser has.
+// (the smallest one at least as large as the box it is shown in, else the largest; capped by what the network
+// affords), and the MediaSource constructor this browser has.
 
 /** MediaSource, or ManagedMediaSource (Safari 17+ on iPhone), or null when the browser has neither. */
 export const MediaSourceClass = window.ManagedMediaSource || window.MediaSource || null;
@@ -28,15 +28,22 @@ export function canPlay(rendition) {
 /**
  * The rendition to play in a box of `w`x`h` device pixels: the smallest supported one at least as large as the
  * picture will be shown (object-fit: contain, so the rendition covers the box's width or its height), else the
- * largest. null when none is supported.
+ * largest. With `bps` (what the network affords, bits per second), that one or the largest below it whose
+ * `bandwidth` (its peak rate) fits, else the smallest: the server's rule for the same box and bandwidth
+ * (ItemManifest.rendition(forBox:_:within:audio:)). null when none is supported.
  */
-export function pickRendition(renditions, w, h) {
+export function pickRendition(renditions, w, h, bps = null) {
   const ok = (renditions || []).filter(canPlay);
   if (!ok.length) return null;
-  const area = r => r.width * r.height;
   const large = ok.filter(r => r.width >= w || r.height >= h).sort((a, b) => area(a) - area(b));
-  return large[0] || ok.slice().sort((a, b) => area(b) - area(a))[0];
+  const box = large[0] || ok.slice().sort((a, b) => area(b) - area(a))[0];
+  if (bps == null || !Number.isFinite(bps)) return box;
+  const below = ok.filter(r => area(r) <= area(box)).sort((a, b) => area(b) - area(a));
+  return below.find(r => !(r.bandwidth > 0) || r.bandwidth <= bps) || below[below.length - 1];
 }
+
+/** A rendition's size in pixels (how renditions are ordered). */
+export function area(r) { return r ? r.width * r.height : 0; }
 
 /** Start times (s) of each segment of a rendition, and the total, from its `segment_durations` (the server lists
  *  them with every rendition: the grid is the server's setting); null when they are missing or do not match. */

@@ -21,7 +21,7 @@ export class FeedView {
    * @param {HTMLElement} track     the cards' parent inside it
    * @param {FeedSource} feed
    * @param {object} hooks          {settings, onMove(card, source, t0), onFrame(card, ms, mediaTime), onFail(card),
-   *                                 onWarn(card, message), onCards()}
+   *                                 onWarn(card, message), onSwitch(card, from, to), onCards()}
    */
   constructor(scroller, track, feed, hooks) {
     this.scroller = scroller;
@@ -67,6 +67,7 @@ export class FeedView {
       onFail: card => this.hooks.onFail(card),
       onFrame: (card, ms, mediaTime) => this.hooks.onFrame(card, ms, mediaTime),
       onWarn: (card, message) => this.hooks.onWarn(card, message),
+      onSwitch: (card, from, to) => { if (this.hooks.onSwitch) this.hooks.onSwitch(card, from, to); },
       onGone: card => this.gone(card),
       fill: item => this.feed.fill(item),
       abandon: item => this.feed.abandon(item),
