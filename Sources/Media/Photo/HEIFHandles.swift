@@ -129,7 +129,8 @@ struct HEIFError: Error, Equatable {
     static func check(_ result: heif_error) throws(HEIFError) {
         guard result.code != heif_error_Ok else { return }
         throw HEIFError(code: Int32(result.code.rawValue), subcode: Int32(result.subcode.rawValue),
-                        message: result.message.map { String(cString: $0) } ?? "libheif error \(result.code.rawValue)")
+                        message: result.message.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) }
+                            ?? "libheif error \(result.code.rawValue)")
     }
 
     /// The ``MediaError/Kind`` this is: corrupt or cut-short data is `invalidData`, a file libheif knows but cannot

@@ -82,8 +82,7 @@ enum PhotoDecoder {
         }
         let info = PhotoInfo(format: brand.format, majorBrand: brand.major, compatibleBrands: brand.compatible,
                              codec: brand.codec, width: width, height: height, bitDepth: max(handle.lumaBits, 8),
-                             hasAlpha: alpha, turnedQuarter: stored.width > 0 && stored.width != stored.height
-                                && stored.width == height && stored.height == width)
+                             hasAlpha: alpha)
         return Decoded(pam: pam, info: info)
     }
 

@@ -23,7 +23,4 @@ public struct PhotoInfo: Sendable, Equatable, Codable {
     public var bitDepth: Int
     /// Whether the primary image has an alpha plane (an auxiliary alpha image), handed on as `rgba`.
     public var hasAlpha: Bool
-    /// Whether the primary image's size property (`ispe`, before transformations) has its axes swapped by a
-    /// quarter turn (`irot` 1 or 3) to show upright.
-    public var turnedQuarter: Bool
 }
