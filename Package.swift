@@ -35,8 +35,14 @@ let package = Package(
                 .brew(["ffmpeg"]),
             ]
         ),
+        // HEIC and AVIF photos, which FFmpeg 5.1 cannot open: decoded by libheif in Media's still-image path.
+        .systemLibrary(
+            name: "CHeif",
+            pkgConfig: "libheif",
+            providers: [.apt(["libheif-dev", "pkg-config"]), .brew(["libheif"])]
+        ),
         .target(name: "EngineSupport"),
-        .target(name: "Media", dependencies: ["CFFmpeg", "EngineSupport"]),
+        .target(name: "Media", dependencies: ["CFFmpeg", "CHeif", "EngineSupport"]),
         .target(name: "Feed", dependencies: ["EngineSupport"]),
         .target(name: "Prefetch", dependencies: ["EngineSupport"]),
         .target(name: "FeedPlayer", dependencies: ["Feed", "Media", "Prefetch", "EngineSupport"]),
@@ -71,7 +77,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CHeif"], path: "Tests/TestSupport"),
         .testTarget(name: "EngineSupportTests", dependencies: ["EngineSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
         .testTarget(

@@ -17,14 +17,18 @@ extension MediaFile {
     /// The demuxers for what a feed holds, which ``OpenOptions/untrusted(streamInfo:)`` allows and nothing else:
     /// the containers phones, cameras, editors and encoders write (MP4/MOV/3GP, Matroska/WebM, AVI, MPEG-TS and PS,
     /// FLV, ASF/WMV, Ogg, MXF, DV), raw video elementary streams, still and animated images (each `*_pipe` image
-    /// demuxer, `image2` held to the one named file), and audio files with cover art. Hundreds of other demuxers
-    /// (game and demo-scene formats, subtitles, raw PCM, text art) are attack surface a feed never needs.
+    /// demuxer, `image2` held to the one named file, `heif` for HEIC and AVIF photos through libheif), and audio
+    /// files with cover art. Hundreds of other demuxers (game and demo-scene formats, subtitles, raw PCM, text art)
+    /// are attack surface a feed never needs.
     public static let feedFormats: Set<String> = [
         "mov", "mp4", "m4a", "3gp", "3g2", "mj2", "matroska", "webm", "avi", "mpegts", "mpeg", "mpegvideo", "flv",
         "asf", "ogg", "mxf", "dv", "nut", "h264", "hevc", "m4v", "ivf", "obu", "av1", "mjpeg", "h263",
         "image2", "image2pipe", "gif", "apng", "jpeg_pipe", "jpegls_pipe", "png_pipe", "webp_pipe", "gif_pipe",
         "bmp_pipe", "tiff_pipe", "jpegxl_pipe", "j2k_pipe", "psd_pipe", "qoi_pipe", "dpx_pipe", "exr_pipe",
         "pam_pipe", "pbm_pipe", "pgm_pipe", "ppm_pipe", "svg_pipe",
+        // HEIC and AVIF photos: not an FFmpeg demuxer but libheif (MediaFile+Photo), whose picture FFmpeg then
+        // opens as a PAM.
+        "heif",
         "mp3", "aac", "flac", "wav", "aiff", "caf", "amr", "amrnb", "amrwb", "ac3", "eac3",
         // Playlists, still refused unless OpenOptions.allowsPlaylists.
         "hls", "dash", "concat", "imf",

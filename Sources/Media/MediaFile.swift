@@ -86,8 +86,8 @@ public final class MediaFile {
 
         // Our own I/O context, so the format can be checked before its demuxer runs (a playlist demuxer opens the
         // URLs it lists while reading its header).
-        let url: String
-        let local: Bool?
+        var url: String
+        var local: Bool?
         let opened: (input: MediaInput?, code: Int32)
         switch source {
         case .url(let text, let isLocal):
@@ -101,18 +101,31 @@ public final class MediaFile {
             local = nil
             opened = (MediaInput.memory(data), vf_averror(ENOMEM))
         }
-        guard let input = opened.input else {
+        guard var input = opened.input else {
             throw MediaError.ffmpeg(opened.code, operation: "open", item: item, interrupt: interrupt)
         }
         demuxer.attach(input)
 
+        // A HEIC or AVIF photo: libheif decodes it, and what FFmpeg opens is the upright picture, in memory.
+        var photo: PhotoInfo? = nil
+        if let io = input.io,
+           let decoded = try MediaFile.decodePhotoIfHEIF(io, item: item, options: options, interrupt: interrupt) {
+            guard let picture = MediaInput.memory(decoded.pam) else {
+                throw MediaError(.limitExceeded, operation: "open", item: item, message: "out of memory")
+            }
+            demuxer.attach(picture)
+            input = picture
+            (url, local, photo) = (item, nil, decoded.info)
+        }
+
         var format: UnsafePointer<AVInputFormat>? = nil
-        let probed = av_probe_input_buffer2(input.io, &format, url, nil, 0, 0)
+        let probed = photo == nil ? av_probe_input_buffer2(input.io, &format, url, nil, 0, 0) : 0
+        if photo != nil { format = av_find_input_format("pam_pipe") }
         let formatName = format.map { String(cString: $0.pointee.name) }
         if probed < 0 || formatName == nil {
             let code = input.ioError ?? (probed < 0 ? probed : vf_averror_invaliddata())
             throw MediaError.ffmpeg(code, operation: "open", item: item, interrupt: interrupt)
-        } else if let name = formatName, let why = MediaFile.formatRefusal(name, options: options) {
+        } else if photo == nil, let name = formatName, let why = MediaFile.formatRefusal(name, options: options) {
             throw MediaError(.policyViolation, operation: "open", item: item, message: why)
         } else if let name = formatName, name.hasPrefix("mov,"), let io = input.io,
                   let claim = SampleTableScan.claimedSamples(io: io, wholeFile: local != false) {
@@ -131,7 +144,7 @@ public final class MediaFile {
 
         var dict: OpaquePointer? = nil
         av_dict_set(&dict, "protocol_whitelist", MediaFile.effectiveWhitelist(options, local: local), 0)
-        av_dict_set(&dict, "format_whitelist", MediaFile.formatWhitelist(options), 0)
+        av_dict_set(&dict, "format_whitelist", photo == nil ? MediaFile.formatWhitelist(options) : "pam_pipe", 0)
         if let maxStreams = options.maxStreams { av_dict_set(&dict, "max_streams", String(maxStreams), 0) }
         // As ffmpeg and ffprobe open every input: an MPEG-TS demuxer reads all programs' PMTs, not only the first,
         // which changes what the stream probe sees (a cut broadcast TS's average frame rate is 145/6 without it,
@@ -171,7 +184,8 @@ public final class MediaFile {
             throw MediaError(.timedOut, operation: "read stream info", item: item,
                              message: "the item's time limit of \(options.itemTimeLimit ?? 0) s passed")
         }
-        let info = MediaFile.readInfo(ctx)
+        var info = MediaFile.readInfo(ctx)
+        info.photo = photo
         if let bomb = MediaFile.indexViolation(ctx) {
             throw MediaError(.limitExceeded, operation: "open", item: item, message: bomb)
         }

@@ -13,6 +13,9 @@ public struct MediaInfo: Sendable, Equatable, Codable {
     public var startTime: Double
     /// All streams, in container order.
     public var streams: [StreamInfo]
+    /// For a HEIC or AVIF photo, which libheif decoded into the one-picture stream FFmpeg then demuxed (the
+    /// container is then `pam_pipe`): what the photo itself is. Nil for everything else.
+    public var photo: PhotoInfo? = nil
 
     /// The video stream a player would show: the first video stream that is not a cover picture, else the first
     /// cover picture (audio files with cover art), else nil.

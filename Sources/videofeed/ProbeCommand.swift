@@ -77,6 +77,13 @@ enum ProbeTable {
         head += "  duration: " + (info.duration.map { String(format: "%.3f s", $0) } ?? "unknown")
         head += "  bit rate: " + (info.bitRate.map { String(format: "%.0f kb/s", Double($0) / 1000) } ?? "unknown")
         lines.append(head)
+        if let photo = info.photo {
+            // A HEIC/AVIF photo: libheif decoded it upright; the container above is the picture it handed on.
+            lines.append("  photo: \(photo.format) (\(photo.codec ?? "unknown codec"), brand \(photo.majorBrand)"
+                + (photo.compatibleBrands.isEmpty ? "" : ", compatible " + photo.compatibleBrands.joined(separator: " "))
+                + ")  \(photo.width)x\(photo.height) upright  \(photo.bitDepth)-bit"
+                + (photo.hasAlpha ? "  alpha" : "") + "  decoded by libheif")
+        }
         for s in info.streams {
             var row = "  #\(s.index) \(s.kind.rawValue): \(s.codec)"
             switch s.kind {
