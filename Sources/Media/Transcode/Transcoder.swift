@@ -20,14 +20,19 @@ public final class Transcoder {
     public let file: MediaFile
     /// The settings.
     public let settings: TranscodeSettings
-    /// What will be made, from the file's header.
+    /// What will be made, from the file's header and where its video really ends (``MediaFile/videoEnd(stream:)``,
+    /// read here: one group of pictures for an indexed MP4, the last megabytes of a TS).
     public let plan: TranscodePlan
 
-    /// - Throws: ``MediaError`` from ``TranscodePlan/init(info:settings:item:)``.
+    /// - Throws: ``MediaError`` from ``TranscodePlan/init(info:settings:item:videoEnd:fileSize:)`` and
+    ///   ``MediaFile/videoEnd(stream:)`` (`cancelled`, `timedOut`).
     public init(file: MediaFile, settings: TranscodeSettings = TranscodeSettings()) throws {
         self.file = file
         self.settings = settings
-        self.plan = try TranscodePlan(info: file.info, settings: settings, item: file.item)
+        let header = try TranscodePlan(info: file.info, settings: settings, item: file.item)
+        self.plan = header.isStill ? header : try TranscodePlan(
+            info: file.info, settings: settings, item: file.item,
+            videoEnd: file.videoEnd(stream: header.videoStream), fileSize: file.byteSize)
     }
 
     /// Makes every output into `folder` (created when missing): `<rendition>.mp4`, `<rendition>/init.mp4`,
