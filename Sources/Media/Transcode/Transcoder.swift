@@ -87,8 +87,11 @@ public final class Transcoder {
             throw MediaError(.invalidArgument, operation: "transcode", item: file.item,
                              message: "no rendition \(rendition); this item has \(plan.renditions.count)")
         }
-        guard index >= 0, index < plan.segmentCount else {
-            throw MediaError(.invalidArgument, operation: "transcode", item: file.item,
+        guard index >= 0 else {
+            throw MediaError(.invalidArgument, operation: "transcode", item: file.item, message: "no segment \(index)")
+        }
+        guard index < plan.segmentCount else {
+            throw MediaError(.invalidArgument, operation: MediaError.pastEndOperation, item: file.item,
                              message: "no segment \(index); this item has \(plan.segmentCount)")
         }
         // Cut mid-stream, the muxer writes its own edit lists; the rendition's one initialisation segment is
@@ -113,10 +116,14 @@ public final class Transcoder {
         }
     }
 
-    /// Segment `index` of one rendition by the shared routine, its ``WindowError`` unwrapped.
+    /// Segment `index` of one rendition by the shared routine, its ``WindowError`` unwrapped; a later segment whose
+    /// span holds no picture (the batch ends the item before it) is ``MediaError/isPastEnd``.
     private func alone(_ index: Int, rendition: Int) throws -> TranscodedSegment {
         do {
             return try segments(index, rungs: [rendition], batch: nil).segments[0]
+        } catch let error as WindowError where index > 0 && error.windowFrames == 0 && error.error.kind == .invalidData {
+            throw MediaError(.invalidData, operation: MediaError.pastEndOperation, item: file.item,
+                             message: "segment \(index) holds no picture: the video ends before it")
         } catch let error as WindowError {
             throw error.error
         }
