@@ -6,8 +6,9 @@
 #   bash Fixtures/duration/generate.sh      (also run by Fixtures/generate.sh)
 #
 #   frag_unknown_duration.mp4  fragmented MP4 (frag_keyframe+empty_moov+default_base_moof, no mfra), H.264 320x240
-#                              30 fps 2.5 s + AAC mono; mvhd (timescale 30000), mehd and tkhd durations all ones
-#                              ("unknown"): the header claims 0xFFFFFFFF / 30000 = 143,165.6 s
+#                              30 fps 2.5 s + AAC mono; mvhd and the video's mdhd in timescale 30000; mvhd, mehd, tkhd
+#                              and mdhd durations all ones ("unknown"): the header claims 0xFFFFFFFF / 30000 =
+#                              143,165.6 s (ffprobe says so too)
 #   moov_claims_long.mp4       plain MP4 (moov at the end), H.264 2 s + AAC; mvhd and tkhd claim 3,600 s (the sample
 #                              tables hold 2 s)
 #   truncated.ts               MPEG-TS H.264 4 s + AAC, cut at 45 % of its bytes, mid-packet
@@ -49,7 +50,7 @@ def rebuild(off, end):
         body = bytearray(data[at + 8:at + size])
         if kind == "mfra" and mode == "unknown":
             continue
-        if kind in ("moov", "trak", "mvex"):
+        if kind in ("moov", "trak", "mvex", "mdia"):
             body = bytearray(rebuild(at + 8, at + size))
             if kind == "mvex" and mode == "unknown" and b"mehd" not in bytes(body):
                 body = bytearray(struct.pack(">I4sII", 16, b"mehd", 0, 0xFFFFFFFF)) + body
@@ -63,6 +64,9 @@ def rebuild(off, end):
         elif kind == "mehd":
             n = 8 if body[0] == 1 else 4
             body[4:4 + n] = b"\xff" * n
+        elif kind == "mdhd" and mode == "unknown":
+            assert body[0] == 0, "mdhd version 0 expected"
+            body[16:20] = b"\xff" * 4
         out += struct.pack(">I4s", len(body) + 8, kind.encode("latin1")) + bytes(body)
     return out
 open(dst, "wb").write(rebuild(0, len(data)))
@@ -72,7 +76,8 @@ log "duration/frag_unknown_duration.mp4"
 "${FF[@]}" -f lavfi -i "testsrc2=size=320x240:rate=30:duration=2.5" \
   -f lavfi -i "sine=frequency=440:sample_rate=44100:duration=2.5" \
   "${X264[@]}" -g 30 -c:a aac -b:a 32k -ac 1 "${DET[@]}" \
-  -movflags frag_keyframe+empty_moov+default_base_moof -movie_timescale 30000 -f mp4 "$TMP/frag.mp4"
+  -movflags frag_keyframe+empty_moov+default_base_moof -movie_timescale 30000 -video_track_timescale 30000 \
+  -f mp4 "$TMP/frag.mp4"
 python3 "$TMP/patch.py" "$TMP/frag.mp4" frag_unknown_duration.mp4 unknown
 
 log "duration/moov_claims_long.mp4"
@@ -135,6 +140,8 @@ scale = mp4_field("frag_unknown_duration.mp4", "mvhd", 12)
 header = mp4_field("frag_unknown_duration.mp4", "mvhd", 16) / scale
 if scale != 30000 or abs(header - 143165.577) > 0.01 or mp4_field("frag_unknown_duration.mp4", "mehd", 4) != 0xFFFFFFFF:
     fail(f"frag_unknown_duration.mp4: mvhd claims {header} s in timescale {scale}")
+if abs(claim("frag_unknown_duration.mp4") - 143165.577) > 0.1:
+    fail(f"frag_unknown_duration.mp4: ffprobe says {claim('frag_unknown_duration.mp4')} s, not 143,165.6 s")
 if not (2.4 < end < 2.7) or n < 70:
     fail(f"frag_unknown_duration.mp4 decodes {n} frames ending at {end} s")
 print(f"frag_unknown_duration.mp4: header claims {header:.3f} s, ffprobe {claim('frag_unknown_duration.mp4')} s, "

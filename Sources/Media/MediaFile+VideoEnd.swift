@@ -59,15 +59,27 @@ extension MediaFile {
     /// 3. read from the start.
     /// A read that meets the bound before the end of the file gives an incomplete result (``VideoEnd/isComplete``
     /// false): a genuinely long file is never read whole to find its end (at most three bounds' worth of packets
-    /// in all, when neither the index nor the last 16 MiB hold a picture). Over HTTP each seek is one range request
-    /// (two or three in all with the rewind).
+    /// in all, when neither the index nor the last 16 MiB hold a picture). Over HTTP each seek is one range request,
+    /// one or two in all besides the second open's.
     ///
-    /// The other streams are discarded while it reads (`AVDISCARD_ALL`: an MP4 skips their bytes) and restored
-    /// after. Leaves the file at its start, as a seek does (the packets kept from opening are dropped).
+    /// Reads on a second demuxer of the same source (opened again with this file's options, its header only), so
+    /// this file is left as it was: a local file or bytes in memory cost another header read, an HTTP item another
+    /// connection. Its other streams are discarded (`AVDISCARD_ALL`: an MP4 skips their bytes).
     /// The corresponding FFmpeg functions are `avformat_index_get_entry`, `av_seek_frame` and `av_read_frame`.
-    /// - Throws: ``MediaError`` `cancelled` or `timedOut`, or a seek back to the start that fails; a read error
-    ///   ends the read (an incomplete result).
+    /// - Throws: ``MediaError`` from opening the source again (`cancelled`, `timedOut`, `io`…); a read error ends
+    ///   the read (an incomplete result).
     public func videoEnd(stream index: Int) throws -> VideoEnd? {
+        // A demuxer of its own, so this file stays as opened: a seek back to the start is not exact for every
+        // demuxer (an MPEG-TS lands a second in).
+        var twinOptions = options
+        twinOptions.streamInfo = .header
+        let twin = try MediaFile(source: source, item: item, options: twinOptions, cancellation: interrupt.token)
+        guard index < Int(twin.context.pointee.nb_streams) else { return nil }
+        return try twin.readVideoEnd(stream: index, origin: info.startTime)
+    }
+
+    /// ``videoEnd(stream:)`` on this demuxer, in seconds from `origin` (the caller's ``MediaInfo/startTime``).
+    private func readVideoEnd(stream index: Int, origin: Double) throws -> VideoEnd? {
         let ctx = context
         guard let pb = ctx.pointee.pb, (pb.pointee.seekable & vf_avio_seekable_normal()) != 0 else { return nil }
         let size = avio_size(pb)
@@ -75,23 +87,19 @@ extension MediaFile {
         let bound = videoEndByteBound
         let st = stream(at: index)
         var found: VideoEnd? = nil
-        defer { try? rewindToStart() }
+        // Whether a seek moved the demuxer from where opening left it (its first packet).
+        var moved = false
 
         // Only the video's packets are wanted: a demuxer that can skip the others' bytes (MP4) does.
-        var discards: [(Int, AVDiscard)] = []
-        for i in 0..<Int(ctx.pointee.nb_streams) where i != index {
-            let other = stream(at: i)
-            discards.append((i, other.pointee.discard))
-            other.pointee.discard = AVDISCARD_ALL
-        }
-        defer { for (i, discard) in discards { stream(at: i).pointee.discard = discard } }
+        for i in 0..<Int(ctx.pointee.nb_streams) where i != index { stream(at: i).pointee.discard = AVDISCARD_ALL }
 
         // 1. The index's last entries in the file, when they are near the end.
         if let entry = indexedReadStart(st, fileSize: size), size <= 0 || size - entry.pos <= Int64(bound) {
             dropPendingPackets()
+            moved = true
             let flags = vf_seek_flag_backward() | (entry.anyFrame ? vf_seek_flag_any() : 0)
             if av_seek_frame(ctx, Int32(index), entry.timestamp, flags) >= 0 {
-                found = try readToEnd(stream: index, bound: bound, method: .index, fileSize: fileSize)
+                found = try readToEnd(stream: index, bound: bound, method: .index, fileSize: fileSize, origin: origin)
             }
         }
         // 2. The file's last megabytes.
@@ -101,9 +109,10 @@ extension MediaFile {
             for window in [1 << 20, 4 << 20, 16 << 20] where read + window <= bound {
                 let position = max(0, size - Int64(window))
                 dropPendingPackets()
+                moved = true
                 guard av_seek_frame(ctx, -1, position, vf_seek_flag_byte()) >= 0 else { break }
                 let tail = try readToEnd(stream: index, bound: bound - read, method: position == 0 ? .whole : .tail,
-                                         fileSize: fileSize)
+                                         fileSize: fileSize, origin: origin)
                 read += tail?.bytesRead ?? window
                 if let tail, tail.isComplete {
                     found = tail
@@ -114,8 +123,12 @@ extension MediaFile {
         }
         // 3. From the start, when that can reach the end (or nothing else was found: then a lower bound).
         if found?.isComplete != true, found == nil || (size > 0 && size <= Int64(bound)) {
-            try rewindToStart()
-            if let whole = try readToEnd(stream: index, bound: bound, method: .whole, fileSize: fileSize),
+            if moved {
+                let start = ctx.pointee.start_time == vf_nopts_value() ? 0 : ctx.pointee.start_time
+                dropPendingPackets()
+                _ = avformat_seek_file(ctx, -1, Int64.min, start, start, 0)
+            }
+            if let whole = try readToEnd(stream: index, bound: bound, method: .whole, fileSize: fileSize, origin: origin),
                whole.isComplete || whole.end > (found?.end ?? -1) {
                 found = whole
             }
@@ -157,7 +170,8 @@ extension MediaFile {
 
     /// Reads packets from where the demuxer is to the end of the file or until `bound` bytes of packets were read;
     /// nil when no packet of stream `index` had a time.
-    private func readToEnd(stream index: Int, bound: Int, method: VideoEnd.Method, fileSize: Int?) throws -> VideoEnd? {
+    private func readToEnd(stream index: Int, bound: Int, method: VideoEnd.Method, fileSize: Int?,
+                           origin start: Double) throws -> VideoEnd? {
         let st = stream(at: index)
         let tb = st.pointee.time_base
         let seconds = Double(tb.num) / Double(max(tb.den, 1))
@@ -193,18 +207,7 @@ extension MediaFile {
             end = max(end ?? stop.partialValue, stop.partialValue)
         }
         guard let last, let end else { return nil }
-        let start = info.startTime
         return VideoEnd(lastStart: max(0, Double(last) * seconds - start), end: max(0, Double(end) * seconds - start),
                         isComplete: complete, method: method, bytesRead: bytes, fileSize: fileSize)
-    }
-
-    /// Seeks back to the container's start, as the next read from a fresh file would begin.
-    /// The corresponding FFmpeg function is `avformat_seek_file`.
-    func rewindToStart() throws {
-        let ctx = context
-        let start = ctx.pointee.start_time == vf_nopts_value() ? 0 : ctx.pointee.start_time
-        dropPendingPackets()
-        let result = avformat_seek_file(ctx, -1, Int64.min, start, start, 0)
-        guard result >= 0 else { throw MediaError.ffmpeg(result, operation: "seek", item: item) }
     }
 }
