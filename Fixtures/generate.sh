@@ -402,4 +402,7 @@ for name in sorted(os.listdir("media")):
 print("verified %d media fixtures" % len(os.listdir("media")), file=sys.stderr)
 PY
 
+# duration/: containers that claim another duration than their pictures have (its own script, verified there).
+bash duration/generate.sh
+
 log "done in $(( $(date +%s) - start )) s; $(du -sh --exclude=bench . | cut -f1) in Fixtures/ (bench/ excluded)"

@@ -61,6 +61,12 @@ static inline int vf_pkt_flag_key(void) { return AV_PKT_FLAG_KEY; }
 static inline int vf_disposition_attached_pic(void) { return AV_DISPOSITION_ATTACHED_PIC; }
 static inline int vf_fmt_nofile(void) { return AVFMT_NOFILE; }
 static inline int vf_seek_flag_backward(void) { return AVSEEK_FLAG_BACKWARD; }
+static inline int vf_seek_flag_byte(void) { return AVSEEK_FLAG_BYTE; }
+static inline int vf_seek_flag_any(void) { return AVSEEK_FLAG_ANY; }
+static inline int vf_fmt_no_byte_seek(void) { return AVFMT_NO_BYTE_SEEK; }
+static inline int vf_avio_seekable_normal(void) { return AVIO_SEEKABLE_NORMAL; }
+static inline int vf_index_keyframe(void) { return AVINDEX_KEYFRAME; }
+static inline int vf_pkt_flag_discard(void) { return AV_PKT_FLAG_DISCARD; }
 static inline int vf_codec_flag_qscale(void) { return AV_CODEC_FLAG_QSCALE; }
 static inline int vf_lambda(void) { return FF_QP2LAMBDA; }
 static inline int vf_avseek_size(void) { return AVSEEK_SIZE; }

@@ -320,6 +320,11 @@ public struct FeedServer: Sendable {
             switch failure.withoutPaths {
             case .notFound: return plain(.notFound, "not found\n")
             case .gone(let why): return plain(.gone, why + "\n")
+            case .pastEnd(let why, let segments):
+                // Past the item's last segment: a player ends the item there (docs/serve.md, Media).
+                var response = plain(.notFound, why + "\n")
+                response.headers[Self.segmentCountHeader] = String(segments)
+                return response
             case .failed(let why):
                 logger.debug("media \(folder)/\(file): \(why)")
                 return plain(.unprocessableContent, why + "\n")
@@ -348,6 +353,9 @@ public struct FeedServer: Sendable {
         default: "application/octet-stream"
         }
     }
+
+    /// The header of a 404 for a media segment past the item's end: the rendition's segment count.
+    static let segmentCountHeader = HTTPFields.Element.Name("X-Segment-Count")!
 
     func plain(_ status: HTTPResponse.Status, _ text: String) -> Response {
         Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"],

@@ -147,10 +147,16 @@ extension ServeEngine {
             // With the init in the cache and the manifest's origin, no pass over the item's start is needed.
             let initCached = cache.contains(initKey)
             let segment: TranscodedSegment
-            if initCached, let origin = knownManifest(folder)?.origin {
-                segment = try transcoder.mediaSegment(k, rendition: r, origin: origin)
-            } else {
-                segment = try transcoder.segment(k, rendition: r)
+            do {
+                if initCached, let origin = knownManifest(folder)?.origin {
+                    segment = try transcoder.mediaSegment(k, rendition: r, origin: origin)
+                } else {
+                    segment = try transcoder.segment(k, rendition: r)
+                }
+            } catch let error as MediaError where error.isPastEnd {
+                // The plan, made again, ends before this segment (a manifest from before the source's end was
+                // read), or the segment's span holds no picture.
+                throw Self.pastEnd(item: key.folder, index: k, plan: plan)
             }
             if !segment.initialization.isEmpty {
                 made.files.append(.init(key: initKey, bytes: segment.initialization, onlyIfMissing: true))

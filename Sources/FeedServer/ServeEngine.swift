@@ -90,6 +90,10 @@ public final class ServeEngine: Sendable {
         case gone(String)
         /// The item cannot be made (its error names it).
         case failed(String)
+        /// A media segment after the item's last: its index is at least the rendition's `segments` (an old listing,
+        /// a guessed URL), or its span of the source holds no picture (the video ends before it). Answered 404 with
+        /// `X-Segment-Count: <segments>`, which tells a player the item ended rather than failed.
+        case pastEnd(String, segments: Int)
 
         /// The same failure with any absolute path in its text cut to its last component.
         var withoutPaths: Failure {
@@ -97,6 +101,7 @@ public final class ServeEngine: Sendable {
             case .notFound(let s): .notFound(ClientText.withoutPaths(s))
             case .gone(let s): .gone(ClientText.withoutPaths(s))
             case .failed(let s): .failed(ClientText.withoutPaths(s))
+            case .pastEnd(let s, let n): .pastEnd(ClientText.withoutPaths(s), segments: n)
             }
         }
 
@@ -105,6 +110,7 @@ public final class ServeEngine: Sendable {
             case .notFound(let s): "not found: \(s)"
             case .gone(let s): "gone: \(s)"
             case .failed(let s): s
+            case .pastEnd(let s, _): "past the end: \(s)"
             }
         }
     }
@@ -251,7 +257,9 @@ public final class ServeEngine: Sendable {
         let entry = try await current(folder)
         if file == Self.poster { return open(folder + "/" + file) }
         guard let manifest = knownManifest(entry.folder) else { return nil }
-        guard artifact(for: file, manifest: manifest) != nil else { throw Failure.notFound("\(folder)/\(file)") }
+        guard artifact(for: file, manifest: manifest) != nil else {
+            throw pastEnd(file, manifest: manifest, item: entry.item.publicID) ?? Failure.notFound("\(folder)/\(file)")
+        }
         return open(folder + "/" + file)
     }
 
@@ -270,7 +278,8 @@ public final class ServeEngine: Sendable {
         } else {
             let manifest = try await manifest(for: entry)
             guard let found = self.artifact(for: file, manifest: manifest) else {
-                throw Failure.notFound("\(folder)/\(file)")
+                throw pastEnd(file, manifest: manifest, item: entry.item.publicID)
+                    ?? Failure.notFound("\(folder)/\(file)")
             }
             artifact = found
         }
@@ -330,6 +339,26 @@ public final class ServeEngine: Sendable {
             return nil
         }
         return .segment(rendition: r, index: k)
+    }
+
+    /// ``Failure/pastEnd(_:segments:)`` when `file` is a media segment of one of the manifest's renditions whose
+    /// index is at or after the rendition's segment count; nil for any other file.
+    func pastEnd(_ file: String, manifest: ItemManifest, item: String) -> Failure? {
+        let parts = file.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, manifest.rendition(named: String(parts[0])) != nil, parts[1].hasPrefix("seg-"),
+              parts[1].hasSuffix(".m4s") else { return nil }
+        let digits = parts[1].dropFirst(4).dropLast(4)
+        guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
+              digits == "0" || digits.first != "0", let k = Int(digits), k >= manifest.plan.segmentCount else {
+            return nil
+        }
+        return Self.pastEnd(item: item, index: k, plan: manifest.plan)
+    }
+
+    /// The failure of segment `index` of an item with `plan`, past its end.
+    static func pastEnd(item: String, index: Int, plan: TranscodePlan) -> Failure {
+        .pastEnd(String(format: "\(item): segment \(index) is past the end (the video ends at %.3f s, in segment %d)",
+                        plan.duration, plan.segmentCount - 1), segments: plan.segmentCount)
     }
 
     /// The cache key of what `artifact` makes (for readiness checks); nil for jobs of many files.

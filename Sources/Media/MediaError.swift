@@ -63,6 +63,14 @@ public struct MediaError: Error, Sendable, Equatable, CustomStringConvertible {
         self.code = code
     }
 
+    /// The operation of an error that asks for a media segment after the item's last (``isPastEnd``).
+    public static let pastEndOperation = "transcode past the end"
+
+    /// Whether this asks for a media segment after the item's last: its index is at least the plan's segment count,
+    /// or its span of the source holds no picture (the video ends before it). A server answers it as the end of the
+    /// item, not as a failure.
+    public var isPastEnd: Bool { operation == Self.pastEndOperation }
+
     /// One line: `item: operation failed: kind (message)`.
     public var description: String {
         "\(item): \(operation) failed: \(kind.readable) (\(message))"

@@ -64,14 +64,18 @@ public final class MediaFile {
         try self.init(source: .memory(data), item: name, options: options, cancellation: cancellation)
     }
 
-    private enum Source {
+    enum Source {
         case url(String, local: Bool)
         case memory(Data)
     }
 
-    private init(source: Source, item: String, options: OpenOptions, cancellation: CancellationToken?) throws {
+    /// Where the file was opened from, to open it again (``videoEnd(stream:)`` reads on a second demuxer).
+    let source: Source
+
+    init(source: Source, item: String, options: OpenOptions, cancellation: CancellationToken?) throws {
         self.item = Redaction.redacted(item)
         self.options = options
+        self.source = source
         self.interrupt = InterruptState(token: cancellation, itemTimeLimit: options.itemTimeLimit)
 
         if interrupt.isCancelled {

@@ -34,7 +34,15 @@ public struct ThumbnailRenderer: Sendable {
             throw MediaError(.noVideoStream, operation: "thumbnail", item: file.item,
                              message: "no video stream or cover picture in \(file.info.container)")
         }
-        let duration = file.info.duration ?? stream.duration
+        var duration = file.info.duration ?? stream.duration
+        // A position at a fraction of the item (or spread over it) needs its real length, not the header's claim
+        // (a fragmented MP4 can claim 143,165 s for 2.5 s of pictures): read where the video ends.
+        let needsLength = options.sheet != nil || options.positions.contains { if case .seconds = $0 { false } else { true } }
+        if needsLength, !stream.isAttachedPicture, stream.frameCount != 1,
+           let end = try file.videoEnd(stream: stream.index) {
+            duration = end.isComplete ? end.end : max(end.end, min(duration ?? 0,
+                TranscodePlan.maxPlausibleSeconds(bytes: end.fileSize ?? Int.max)))
+        }
         let oneFrame = stream.averageFrameRate.value.map { (duration ?? 0) <= 1.5 / $0 } ?? false
         let still = stream.isAttachedPicture || stream.frameCount == 1 || !((duration ?? 0) > 0) || oneFrame
         let tone = ToneMapping(stream: stream)

@@ -23,6 +23,9 @@ struct ProbeCommand: ParsableCommand {
     struct Entry: Encodable {
         var item: String
         var info: MediaInfo?
+        /// Where the shown video stream's pictures really end, read from its packets (`info.duration` is the
+        /// header's claim, as ffprobe reports it); nil for a still or when it could not be read.
+        var videoEnd: VideoEnd?
         var error: ErrorEntry?
     }
 
@@ -50,8 +53,10 @@ struct ProbeCommand: ParsableCommand {
                 let file = try MediaFile(path: input, options: options)
                 // A photo's orientation (EXIF) is in its frame: decode the picture to report the size it is shown at.
                 let info = try file.infoWithPictureOrientation()
-                entries.append(Entry(item: item, info: info))
-                if !json { Console.out(ProbeTable.render(item: item, info: info)) }
+                let video = info.primaryVideoStream.flatMap { $0.isAttachedPicture ? nil : $0 }
+                let end = try video.flatMap { try file.videoEnd(stream: $0.index) }
+                entries.append(Entry(item: item, info: info, videoEnd: end))
+                if !json { Console.out(ProbeTable.render(item: item, info: info, videoEnd: end)) }
             } catch {
                 failures += 1
                 Console.error(Console.describe(error))
@@ -71,7 +76,8 @@ struct ProbeCommand: ParsableCommand {
 
 /// The human-readable probe table.
 enum ProbeTable {
-    static func render(item: String, info: MediaInfo) -> String {
+    /// `info` as a table; `videoEnd` adds where the video really ends beside the header's claimed duration.
+    static func render(item: String, info: MediaInfo, videoEnd: VideoEnd? = nil) -> String {
         var lines = [Console.safe(item)]
         var head = "  container: \(info.container) (\(info.containerLongName))"
         head += "  duration: " + (info.duration.map { String(format: "%.3f s", $0) } ?? "unknown")
@@ -83,6 +89,12 @@ enum ProbeTable {
                 + (photo.compatibleBrands.isEmpty ? "" : ", compatible " + photo.compatibleBrands.joined(separator: " "))
                 + ")  \(photo.width)x\(photo.height) upright  \(photo.bitDepth)-bit"
                 + (photo.hasAlpha ? "  alpha" : "") + "  decoded by libheif")
+        }
+        if let end = videoEnd {
+            // The claim above is the header's (what ffprobe prints); this is what the packets say.
+            lines.append("  video ends: " + (end.isComplete ? "" : "at least ") + String(format: "%.3f s", end.end)
+                         + String(format: " (last picture at %.3f s; ", end.lastStart)
+                         + "found by \(end.method.rawValue), \((end.bytesRead + 1023) / 1024) KB read)")
         }
         for s in info.streams {
             var row = "  #\(s.index) \(s.kind.rawValue): \(s.codec)"

@@ -210,13 +210,14 @@ import Testing
         #expect(throws: MediaError.self) { try Transcoder(file: MediaFile(path: source), settings: settings) }
     }
 
-    @Test("a WebM whose stream gives no duration: the last frame's start is estimated from the container's duration, so no empty segment is planned")
-    func lastFrameFromTheContainer() throws {
-        // vp9.webm: 1.008 s in the container, 25 fps, no stream duration; its last frame starts at 0.968 s.
+    @Test("a WebM whose stream gives no duration: the last frame's start and the video's end are read from its packets (not the container's 1.008 s, which its audio sets), so no empty segment is planned")
+    func lastFrameFromThePackets() throws {
+        // vp9.webm: 1.008 s in the container, 25 fps, no stream duration. The item starts with the audio at -7 ms,
+        // the video at +7 ms: its 25th and last frame starts 0.974 s into the item and ends at 1.014 s.
         let plan = try Transcoder(file: MediaFile(path: TestFixtures.media("vp9.webm")), settings: Self.single).plan
         let last = try #require(plan.lastFrameStart)
-        #expect(abs(last - (1.008 - 1.0 / 25)) < 1e-6)
-        #expect(plan.duration > plan.grid.end(0) && plan.segmentCount == 1)
+        #expect(abs(last - 0.974) < 1e-6)
+        #expect(abs(plan.duration - 1.014) < 1e-6 && plan.claimedDuration == 1.008 && plan.segmentCount == 1)
         var settings = Self.single
         settings.firstSegmentSeconds = 0.5
         #expect(try Transcoder(file: MediaFile(path: TestFixtures.media("vp9.webm")), settings: settings).plan.segmentCount == 2)

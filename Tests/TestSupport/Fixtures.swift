@@ -83,3 +83,11 @@ extension TestFixtures {
         folder.appendingPathComponent("aspect/\(name)").path
     }
 }
+
+extension TestFixtures {
+    /// A file of `Fixtures/duration/` (made by its generate.sh): containers that claim another duration than their
+    /// pictures have.
+    public static func duration(_ name: String) -> String {
+        folder.appendingPathComponent("duration/\(name)").path
+    }
+}

@@ -61,6 +61,18 @@ import Testing
         #expect(result.stderr.contains("empty.mp4"))
     }
 
+    @Test("probe shows the header's claimed duration (as ffprobe) and where the video really ends: a fragmented MP4 claiming 143,165 s ends at 2.567 s")
+    func probeShowsTheRealEnd() throws {
+        let path = TestFixtures.duration("frag_unknown_duration.mp4")
+        let table = try run(cli, ["probe", path])
+        #expect(table.status == 0)
+        #expect(table.stdout.contains("duration: 143165.") && table.stdout.contains("video ends: 2.567 s"))
+        let json = try run(cli, ["probe", "--json", path])
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        let end = try #require(entries.first?["videoEnd"] as? [String: Any])
+        #expect(abs((end["end"] as? Double ?? 0) - 2.567) < 0.001 && end["isComplete"] as? Bool == true)
+    }
+
     @Test("probe --json is machine-readable and includes errors")
     func probeJSON() throws {
         let result = try run(cli, ["probe", "--json", TestFixtures.media("hevc_10bit.mp4"), TestFixtures.bad("text.txt")])

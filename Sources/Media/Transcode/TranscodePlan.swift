@@ -1,8 +1,12 @@
 import Foundation
 
-/// What a transcode of one item will make, worked out from its ``MediaInfo`` alone (no decoding): the size of each
-/// rendition, the segment count, whether there is audio. A server can answer a feed listing and write playlists
-/// from it before any segment exists; segment *k* covers ``grid``'s `[start(k), start(k + 1))` of the source.
+/// What a transcode of one item will make, worked out from its ``MediaInfo`` and where its video really ends
+/// (``VideoEnd``, found by reading packets, no decoding): the size of each rendition, the segment count, whether
+/// there is audio. A server can answer a feed listing and write playlists from it before any segment exists;
+/// segment *k* covers ``grid``'s `[start(k), start(k + 1))` of the source.
+///
+/// The duration and the segments come from the stream's real end, never from a header alone: a fragmented MP4
+/// whose header says 143,165 s (a duration field of all ones, "unknown") and holds 2.5 s plans 2.5 s.
 public struct TranscodePlan: Sendable, Equatable, Codable {
     /// One rung of the ladder as it comes out for this source.
     public struct Rendition: Sendable, Equatable, Codable {
@@ -25,8 +29,12 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
     /// Whether the source is a still picture (photo, cover art): its video lasts ``TranscodeSettings/stillSeconds``.
     /// A one-frame GIF or video is found to be one only while decoding, and then made as one.
     public var isStill: Bool
-    /// Duration of the renditions in seconds (the source's, or the still duration); 0 when the source does not say.
+    /// Duration of the renditions in seconds: where the source's video ends (its last picture's end, from
+    /// ``VideoEnd``), or the still duration. Only when the end could not be read within its bound is it the header's
+    /// claim, held to ``maxPlausibleSeconds(bytes:)`` of the file's size; 0 when nothing says.
     public var duration: Double
+    /// What the container's header claims, in seconds, when it says (`ffprobe`'s duration): for comparison only.
+    public var claimedDuration: Double? = nil
     /// Segment length in seconds (every segment but the first).
     public var segmentSeconds: Double
     /// The first segment's length in seconds when it is shorter than the others (nil: as long; a manifest made
@@ -38,8 +46,9 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
     public var videoStream: Int
     public var audioStream: Int?
 
-    /// When the last video frame starts, in seconds from the start of the item's timeline, when the header says
-    /// (the video stream's start, duration and frame rate): a segment that would begin after it has no picture.
+    /// When the last video frame starts, in seconds from the start of the item's timeline: the largest time of a
+    /// video packet (``VideoEnd/lastStart``), or, when the end could not be read, what the header implies (the video
+    /// stream's start, duration and frame rate). A segment that would begin after it has no picture.
     public var lastFrameStart: Double? = nil
 
     /// Segments of a rendition: those with a frame of the video in them — the segment `lastFrameStart` falls in,
@@ -55,11 +64,13 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
         return count.isFinite ? max(1, Int(min(count, 1e9))) : 1
     }
 
-    /// The plan for `info` under `settings`.
+    /// The plan for `info` under `settings`, its video ending at `videoEnd` (``MediaFile/videoEnd(stream:)``; nil:
+    /// not read, the header alone) in a file of `fileSize` bytes (nil: unknown).
     /// - Throws: ``MediaError`` `noVideoStream` (an audio file without a cover picture), `invalidArgument` for
     ///   settings that cannot work (an empty ladder, a box under 16 pixels, a segment length not in 0.5…60 s).
     ///   A first segment longer than ``TranscodeSettings/segmentSeconds`` is as long as the others.
-    public init(info: MediaInfo, settings: TranscodeSettings, item: String) throws {
+    public init(info: MediaInfo, settings: TranscodeSettings, item: String, videoEnd: VideoEnd? = nil,
+                fileSize: Int? = nil) throws {
         guard !settings.ladder.isEmpty, settings.ladder.allSatisfy({ $0.width >= 16 && $0.height >= 16 }) else {
             throw MediaError(.invalidArgument, operation: "plan", item: item,
                              message: "the ladder needs at least one box, each at least 16x16")
@@ -90,15 +101,32 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
         let audio = info.streams.first { $0.kind == .audio && $0.sampleRate > 0 && $0.channels > 0 }
         audioStream = isStill ? nil : audio?.index
         hasAudio = audioStream != nil
-        duration = isStill ? settings.stillSeconds : max(0, info.duration ?? video.duration ?? 0)
-        if !isStill, let length = video.duration, let start = video.startTime, let fps = video.averageFrameRate.value,
-           fps > 0, fps.isFinite {
-            lastFrameStart = max(0, start - info.startTime) + length - 1 / fps
-        } else if !isStill, let length = info.duration, length > 0, let fps = video.averageFrameRate.value, fps > 0,
-                  fps.isFinite {
-            // The stream does not say (WebM, Matroska): the last frame starts a frame before the item ends, at the
-            // latest. (A container duration that runs short only makes the last segment take what follows.)
-            lastFrameStart = max(0, length - 1 / fps)
+        let claim = info.duration ?? video.duration
+        claimedDuration = claim.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
+        if isStill {
+            duration = settings.stillSeconds
+        } else if let end = videoEnd, end.isComplete {
+            // What decodes: the last picture's start and end.
+            duration = end.end
+            lastFrameStart = end.lastStart
+        } else {
+            // The header, checked: no longer than the file's bytes can hold, no shorter than the pictures read.
+            let size = fileSize ?? videoEnd?.fileSize
+            var length = max(0, claimedDuration ?? 0)
+            if let size { length = min(length, TranscodePlan.maxPlausibleSeconds(bytes: size)) }
+            if let end = videoEnd { length = max(length, end.end) }
+            duration = length
+            if let length = video.duration, let start = video.startTime, let fps = video.averageFrameRate.value,
+               fps > 0, fps.isFinite {
+                lastFrameStart = max(0, start - info.startTime) + length - 1 / fps
+            } else if let length = info.duration, length > 0, let fps = video.averageFrameRate.value, fps > 0,
+                      fps.isFinite {
+                // The stream does not say (WebM, Matroska): the last frame starts a frame before the item ends, at
+                // the latest. (A container duration that runs short only makes the last segment take what follows.)
+                lastFrameStart = max(0, length - 1 / fps)
+            }
+            if let last = lastFrameStart { lastFrameStart = min(last, duration) }
+            if let end = videoEnd { lastFrameStart = max(lastFrameStart ?? 0, end.lastStart) }
         }
         segmentSeconds = settings.segmentSeconds
         firstSegmentSeconds = settings.firstSegmentSeconds.flatMap { $0 < settings.segmentSeconds ? $0 : nil }
@@ -118,6 +146,11 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
         }
         renditions = rungs
     }
+
+    /// The longest a file of `bytes` bytes can play: at 250 bytes a second (2 kb/s, under what any video codec
+    /// spends on a still picture with its container's per-frame tables). A claim beyond it is absurd: the
+    /// duration field is "unknown" (all ones) or corrupt.
+    public static func maxPlausibleSeconds(bytes: Int) -> Double { Double(max(bytes, 0)) / 250 }
 
     /// Why `settings` cannot work, or nil: each number within what its filter or encoder takes.
     static func settingsProblem(_ s: TranscodeSettings) -> String? {

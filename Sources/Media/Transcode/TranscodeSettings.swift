@@ -72,7 +72,9 @@ public struct TranscodeSettings: Sendable, Hashable, Codable {
     /// 2: tone mapping at each rendition's size, after its resize (was at the source's size, before the split).
     /// 3: x264 held to its AVX2 code on a CPU with AVX-512 (``VideoEncoder/x264CPU``), whose AVX-512 code made bytes
     /// that followed uninitialised memory; the same bytes as before on other CPUs.
-    public static let recipe = 3
+    /// 4: the duration and the segment list from where the video really ends (``VideoEnd``), not from the header
+    /// alone: a listing or manifest made by an older build may list segments past the end.
+    public static let recipe = 4
 }
 
 /// libavfilter's `eq`: brightness −1…1 (0 unchanged), contrast −1000…1000 (1 unchanged), saturation 0…3

@@ -20,14 +20,19 @@ public final class Transcoder {
     public let file: MediaFile
     /// The settings.
     public let settings: TranscodeSettings
-    /// What will be made, from the file's header.
+    /// What will be made, from the file's header and where its video really ends (``MediaFile/videoEnd(stream:)``,
+    /// read here: one group of pictures for an indexed MP4, the last megabytes of a TS).
     public let plan: TranscodePlan
 
-    /// - Throws: ``MediaError`` from ``TranscodePlan/init(info:settings:item:)``.
+    /// - Throws: ``MediaError`` from ``TranscodePlan/init(info:settings:item:videoEnd:fileSize:)`` and
+    ///   ``MediaFile/videoEnd(stream:)`` (`cancelled`, `timedOut`).
     public init(file: MediaFile, settings: TranscodeSettings = TranscodeSettings()) throws {
         self.file = file
         self.settings = settings
-        self.plan = try TranscodePlan(info: file.info, settings: settings, item: file.item)
+        let header = try TranscodePlan(info: file.info, settings: settings, item: file.item)
+        self.plan = header.isStill ? header : try TranscodePlan(
+            info: file.info, settings: settings, item: file.item,
+            videoEnd: file.videoEnd(stream: header.videoStream), fileSize: file.byteSize)
     }
 
     /// Makes every output into `folder` (created when missing): `<rendition>.mp4`, `<rendition>/init.mp4`,
@@ -82,8 +87,11 @@ public final class Transcoder {
             throw MediaError(.invalidArgument, operation: "transcode", item: file.item,
                              message: "no rendition \(rendition); this item has \(plan.renditions.count)")
         }
-        guard index >= 0, index < plan.segmentCount else {
-            throw MediaError(.invalidArgument, operation: "transcode", item: file.item,
+        guard index >= 0 else {
+            throw MediaError(.invalidArgument, operation: "transcode", item: file.item, message: "no segment \(index)")
+        }
+        guard index < plan.segmentCount else {
+            throw MediaError(.invalidArgument, operation: MediaError.pastEndOperation, item: file.item,
                              message: "no segment \(index); this item has \(plan.segmentCount)")
         }
         // Cut mid-stream, the muxer writes its own edit lists; the rendition's one initialisation segment is
@@ -108,10 +116,14 @@ public final class Transcoder {
         }
     }
 
-    /// Segment `index` of one rendition by the shared routine, its ``WindowError`` unwrapped.
+    /// Segment `index` of one rendition by the shared routine, its ``WindowError`` unwrapped; a later segment whose
+    /// span holds no picture (the batch ends the item before it) is ``MediaError/isPastEnd``.
     private func alone(_ index: Int, rendition: Int) throws -> TranscodedSegment {
         do {
             return try segments(index, rungs: [rendition], batch: nil).segments[0]
+        } catch let error as WindowError where index > 0 && error.windowFrames == 0 && error.error.kind == .invalidData {
+            throw MediaError(.invalidData, operation: MediaError.pastEndOperation, item: file.item,
+                             message: "segment \(index) holds no picture: the video ends before it")
         } catch let error as WindowError {
             throw error.error
         }
