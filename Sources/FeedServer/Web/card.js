@@ -119,14 +119,18 @@ export class Card {
   get attached() { return !!this.media; }
 
   /** Attach a MediaSource, append init and fetch seg-0 to hold until activate(). Idempotent, but a card played
-   *  since it was attached is attached afresh: its first frame would be presented already. */
-  preload() {
+   *  since it was attached is attached afresh: its first frame would be presented already. With `early` (the next
+   *  card), seg-1 is fetched too once seg-0 is held, and kept for activate(): on a slow network the next segment
+   *  is then not what the viewer waits for a second after the swipe. */
+  preload(early = !!this.early) {
     this.near();
     this.wanted = true;
+    this.early = early;
     if (this.media && this.media.played && !this.active) {
       this.free();
       this.wanted = true;
     }
+    if (this.media && this.media.held) this.fetchEarly(this.media);
     if (this.media || this.failed || this.gone) return;
     if (this.item.pending) return this.fillPending();
     if (!MediaSourceClass) return this.fail('this browser has no Media Source Extensions');
@@ -149,6 +153,7 @@ export class Card {
     const ms = new MediaSourceClass();
     const m = { video, ms, sb: null, url: URL.createObjectURL(ms), abort: new AbortController(), next: 0,
                 initDone: false, pumping: false, fetches: new Map(), held: null, played: false, mime: r.mime,
+                early: new Map(),  // url → promise of the bytes of a segment fetched before it is wanted
                 ended: false,
                 // An unrolled loop: what was appended, in order ({init: name of the rendition whose init it is, or
                 // null, data}), its bytes, the rendition last initialised, copies appended, and one copy's span.
@@ -256,6 +261,7 @@ export class Card {
             // Held until activate(): appended now, the first frame would be presented before the swipe.
             m.held = data;
             this.el.classList.add('ready');
+            this.fetchEarly(m);
             break;
           }
         } catch (e) {
@@ -363,8 +369,23 @@ export class Card {
     this.pump();
   }
 
+  /** The next card, its seg-0 held: seg-1 fetched and kept (at the rendition seg-0 was held at). */
+  fetchEarly(m) {
+    const segments = this.rendition.segments;
+    if (!this.early || this.media !== m || segments.length < 2 || m.early.size) return;
+    const url = segments[1];
+    const p = this.get(m, url);
+    p.catch(() => m.early.delete(url));
+    m.early.set(url, p);
+  }
+
   /** GET a media URL as an ArrayBuffer (shared if already under way), retrying network errors and 5xx. */
   get(m, url) {
+    const early = m.early.get(url);
+    if (early) {
+      m.early.delete(url);
+      return early;
+    }
     let p = m.fetches.get(url);
     if (!p) {
       p = (async () => {

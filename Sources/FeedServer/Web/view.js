@@ -281,7 +281,7 @@ export class FeedView {
     for (const d of order) {
       const card = this.cards[c + d];
       if (!card || Math.abs(d) > KEEP) continue;
-      if (this.feed.isRemoved(card.item)) card.removed(); else card.preload();
+      if (this.feed.isRemoved(card.item)) card.removed(); else card.preload(d === 1);
       this.live.add(card);
     }
     for (let d = -POSTERS; d <= POSTERS; d++) {
