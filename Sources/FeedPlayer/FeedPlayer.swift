@@ -107,7 +107,7 @@ public final class FeedPlayer: @unchecked Sendable {
         scheduler = PrefetchScheduler(
             preparer: MediaPreparer(catalog: catalog, configuration: configuration), policy: policy,
             feedLength: items.count, wraps: wraps, workers: configuration.workers,
-            budget: configuration.memoryBudget)
+            budget: configuration.memoryBudget, loopHold: configuration.loopHold)
         // The player is never held strongly on the scheduler's control queue: were the last reference dropped
         // there, its deinit would shut the scheduler down from inside that queue. It is taken on the event queue.
         let eventQueue = self.eventQueue
@@ -238,6 +238,7 @@ public final class FeedPlayer: @unchecked Sendable {
     /// What was measured so far.
     public var metrics: FeedPlayerMetrics {
         let counters = scheduler.counters
+        let work = scheduler.preparer.work.get()
         return state.withLock {
             var m = FeedPlayerMetrics()
             m.swipes = swipes
@@ -256,11 +257,15 @@ public final class FeedPlayer: @unchecked Sendable {
             m.peakDecodedBytes = counters.peakDecodedBytes
             m.memoryBudget = configuration.memoryBudget
             m.failures = counters.failures
+            m.framesDecodedByDecoders = work.framesDecoded
+            m.framesReplayed = work.framesReplayed
+            m.itemOpens = work.opens
+            m.loopsHeld = counters.loopsHeld
             return m
         }
     }
 
-    /// Decoded bytes held now (exact).
+    /// Decoded bytes held now (exact), held first passes of short clips included.
     public var decodedBytes: Int { scheduler.counters.decodedBytes }
 
     /// Stops all prefetching and paging, and releases every decoded frame and decoder.

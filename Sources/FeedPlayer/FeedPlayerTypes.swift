@@ -26,6 +26,16 @@ public struct FeedPlayerConfiguration: Sendable {
     public var memoryBudget = 256 * 1024 * 1024
     /// Whether the feed wraps around (after the last item comes the first).
     public var wraps = false
+    /// How short a clip must be to loop from frames already held: an item whose whole first pass is at most this
+    /// many frames and bytes keeps them (charged against ``memoryBudget`` while the item stays within ±1 of the one
+    /// on screen, when the budget has room) and plays every later loop from them instead of decoding it again. Nil
+    /// is ``PrefetchRules/LoopHold/standard(budget:)``: 30 frames and an eighth of the budget;
+    /// ``PrefetchRules/LoopHold/none`` decodes every loop.
+    public var loopHold: PrefetchRules.LoopHold {
+        get { loopHoldSetting ?? .standard(budget: memoryBudget) }
+        set { loopHoldSetting = newValue }
+    }
+    private var loopHoldSetting: PrefetchRules.LoopHold?
     /// How frames are scaled to the display size: ``ScalingQuality/fast`` by default (frames are shown, not kept).
     public var scaling = ScalingQuality.fast
     /// Protocol whitelist, time limits and size limits for opening items. Feed items come from strangers, so only
@@ -102,8 +112,15 @@ public struct FeedPlayerMetrics: Sendable, Codable, Equatable {
     /// Times playback had no frame when one was due, and the seconds it waited in all.
     public var stalls = 0
     public var stallSeconds = 0.0
-    /// Frames decoded and kept by prefetching.
+    /// Frames decoded and kept by prefetching (those served from a held loop included).
     public var framesDecoded = 0
+    /// Frames the decoders produced and converted (shown or not), and frames served from a held first pass instead
+    /// (``FeedPlayerConfiguration/loopHold``).
+    public var framesDecodedByDecoders = 0
+    public var framesReplayed = 0
+    /// Times an item was opened, and items whose first pass was held to loop from.
+    public var itemOpens = 0
+    public var loopsHeld = 0
     /// Frames handed to the front end (first frames on swipes, playback frames).
     public var framesShown = 0
     /// Frames decoded but never shown: `framesDecoded - framesShown`, at least 0.

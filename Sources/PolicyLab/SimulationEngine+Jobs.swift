@@ -7,6 +7,10 @@ struct SimHandle {
     var toSkip = 0
     var frameInLoop = 0
     var downloadedSeconds = 0.0
+    /// Where the first pass stands: 0 while it is decoded, 1 once it ended (the next frame asks to hold it), 2 after.
+    var loop = 0
+    /// Whether the item's whole first pass is held (MediaPreparer's `heldLoop`): later frames cost nothing.
+    var loopHeld = false
 }
 
 /// The decoders kept between jobs, by item: a handful (the machine keeps them within ±1 of the current item), so a
@@ -130,6 +134,21 @@ extension SimulationEngine {
     private mutating func decodeFrame(_ lane: Int) {
         let index = lanes[lane]!.index
         let handle = lanes[lane]!.handle
+        // MediaPreparer at the end of the first pass: a short clip asks to keep it and, if it may, loops from it.
+        if handle.loopHeld { return set(lane, .frame, 0) }
+        if handle.loop == 1, handle.frameInLoop == 0, !handle.loopHeld {
+            let frames = table.framesPerLoop[index]
+            lanes[lane]!.handle.loop = 2  // asked once
+            if frames >= 2, machine.rules.holdsLoop(frames: frames, bytes: frames * table.frameBytes[index]) {
+                let held = machine.holdLoop(frames: frames, bytes: frames * table.frameBytes[index], to: index,
+                                            lane: lane)
+                perform()
+                if held {
+                    lanes[lane]!.handle.loopHeld = true
+                    return set(lane, .frame, 0)
+                }
+            }
+        }
         if let network = scenario.network {
             let duration = items.duration[index]
             let needed = min(duration, Double(handle.frameInLoop + 1) / table.frameRate[index])
@@ -187,7 +206,10 @@ extension SimulationEngine {
             set(lane, .frame, job.handle.frameInLoop == 0 ? table.firstFrameSeconds[index] : table.frameSeconds[index])
         case .frame:
             var frameInLoop = job.handle.frameInLoop + 1
-            if frameInLoop >= table.framesPerLoop[index] { frameInLoop = 0 }  // seek back: loop
+            if frameInLoop >= table.framesPerLoop[index] {  // seek back (or replay the held pass): loop
+                frameInLoop = 0
+                if job.handle.loop == 0 { lanes[lane]!.handle.loop = 1 }
+            }
             lanes[lane]!.handle.frameInLoop = frameInLoop
             if job.handle.toSkip > 0 {
                 // A frame the item holds already, decoded again by a fresh decoder: not delivered.

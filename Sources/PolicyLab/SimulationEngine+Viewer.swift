@@ -120,7 +120,7 @@ extension SimulationEngine {
         guard machine.slots[p].hasFirstFrame, machine.slots[p].job == .none,
               case .buffered(let target)? = machine.slots[p].wanted?.stage,
               machine.slots[p].stage == .buffered(seconds: target), machine.slots[p].bufferedFrames > 0,
-              let handle = handles[current], handle.decoderOpen else { return }
+              let handle = handles[current], handle.decoderOpen, !handle.loopHeld else { return }
         let frameSeconds = table.frameSeconds[current]
         let frameDuration = table.frameDuration[current], frameBytes = table.frameBytes[current]
         guard frameSeconds < frameDuration, machine.isIdle else { return }

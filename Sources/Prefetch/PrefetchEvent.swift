@@ -50,4 +50,6 @@ public struct PrefetchCounters: Sendable, Equatable {
     public var failures = 0
     /// Times a job asked for room for its next frame and was told to pause (``PrefetchStateMachine/admit(bytes:to:lane:)``).
     public var admissionsPaused = 0
+    /// Items whose whole first pass was kept to loop from (``PrefetchStateMachine/holdLoop(frames:bytes:to:lane:)``).
+    public var loopsHeld = 0
 }

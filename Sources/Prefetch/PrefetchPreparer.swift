@@ -17,6 +17,8 @@ public protocol PrefetchPreparer: Sendable {
     /// `job.admit(bytes:)` (the frame's size is known from the first) and return, keeping the decoder at the
     /// undecoded frame, unless it says ``PrefetchStateMachine/Admission/go``. Without a handle, an item already holds
     /// `job.heldFrames` frames: decode that many again without delivering them. Check `job.token` between packets.
+    /// An item whose whole first pass was decoded may keep its frames in the handle and serve later loops from them
+    /// if `job.holdLoop(frames:bytes:)` says yes (their bytes are then counted until the handle is dropped).
     /// Returns the handle to keep for a later job on the same item (the scheduler drops it if the job was cancelled).
     /// Throwing marks the item failed.
     func prepare(_ job: PrefetchJob<Frame>, from handle: Handle?) throws -> Handle?
@@ -53,17 +55,21 @@ public final class PrefetchJob<Frame: Sendable>: Sendable {
     private let onDeliver: @Sendable (Frame) -> Void
     private let onReach: @Sendable (PrefetchStage) -> Void
     private let onAdmit: @Sendable (Int) -> PrefetchStateMachine.Admission
+    private let onHoldLoop: @Sendable (_ frames: Int, _ bytes: Int) -> Bool
     private let durationOf: @Sendable (Frame) -> Double
     private let progress = Locked<(delivered: Int, seconds: Double, stopped: Bool)>((0, 0, false))
 
     /// A job as the scheduler (or a test) makes it: `hasFirstFrame`, `bufferedSeconds` and `heldFrames` describe what
     /// the item already holds; `deliver` and `reached` hand results over without blocking; `admit` asks for room for
-    /// a frame (the scheduler answers at once; the default always says go).
+    /// a frame (the scheduler answers at once; the default always says go); `holdLoop` asks to keep a whole first
+    /// pass of `frames` frames and `bytes` bytes to loop from (the default always says no).
     public init(index: Int, target: PrefetchStage, startStage: PrefetchStage?, hasFirstFrame: Bool,
                 bufferedSeconds: Double, heldFrames: Int = 0, token: WorkToken,
                 duration: @escaping @Sendable (Frame) -> Double,
                 deliver: @escaping @Sendable (Frame) -> Void, reached: @escaping @Sendable (PrefetchStage) -> Void,
-                admit: @escaping @Sendable (Int) -> PrefetchStateMachine.Admission = { _ in .go }) {
+                admit: @escaping @Sendable (Int) -> PrefetchStateMachine.Admission = { _ in .go },
+                holdLoop: @escaping @Sendable (_ frames: Int, _ bytes: Int) -> Bool = { _, _ in false }) {
+        self.onHoldLoop = holdLoop
         self.index = index
         self.target = target
         self.startStage = startStage
@@ -103,6 +109,15 @@ public final class PrefetchJob<Frame: Sendable>: Sendable {
     public func admit(bytes: Int) -> PrefetchStateMachine.Admission {
         guard shouldContinue else { return .stop }
         return onAdmit(bytes)
+    }
+
+    /// Asks to keep the item's whole first pass, `frames` frames of `bytes` in all, in the handle and serve later
+    /// loops from it instead of decoding them again (``PrefetchStateMachine/holdLoop(frames:bytes:to:lane:)``).
+    /// False when the job is cancelled, the pass is over the bound, or it does not fit the budget: then let the
+    /// frames go and loop by decoding.
+    public func holdLoop(frames: Int, bytes: Int) -> Bool {
+        guard !token.isCancelled else { return false }
+        return onHoldLoop(frames, bytes)
     }
 
     /// Reports a stage reached without a frame (`.probed`). Returns false when the job should stop.

@@ -17,14 +17,46 @@ public struct PrefetchRules: Sendable, Hashable {
     public var feedLength: Int
     /// Whether the feed wraps around.
     public var wraps: Bool
+    /// The largest first pass an item may hold to loop from (``holdsLoop(frames:bytes:)``).
+    public var loopHold: LoopHold
 
-    /// Rules for `workers` background lanes (at least 1) and `budget` bytes.
-    public init(workers: Int, budget: Int, keepHandlesWithin: Int = 1, feedLength: Int, wraps: Bool = false) {
+    /// How long a first pass an item may keep to loop from instead of decoding it again at every wrap: at most
+    /// `frames` frames and `bytes` bytes (charged against the budget while held).
+    public struct LoopHold: Sendable, Hashable {
+        /// Frames in the whole first pass, at most.
+        public var frames: Int
+        /// Bytes of the whole first pass, at most.
+        public var bytes: Int
+        /// A bound of `frames` frames and `bytes` bytes; zero of either holds nothing.
+        public init(frames: Int, bytes: Int) {
+            self.frames = frames
+            self.bytes = bytes
+        }
+        /// The default for a budget: a second at 30 fps, an eighth of the budget (32 MiB of 256 MiB: eight
+        /// 720x1280 BGRA frames, thirty at 360x640).
+        public static func standard(budget: Int) -> LoopHold { LoopHold(frames: 30, bytes: max(0, budget / 8)) }
+        /// Holds nothing: every loop is decoded again.
+        public static let none = LoopHold(frames: 0, bytes: 0)
+    }
+
+    /// Rules for `workers` background lanes (at least 1) and `budget` bytes; `loopHold` nil is
+    /// ``LoopHold/standard(budget:)``.
+    public init(workers: Int, budget: Int, keepHandlesWithin: Int = 1, feedLength: Int, wraps: Bool = false,
+                loopHold: LoopHold? = nil) {
         self.workers = max(1, workers)
         self.budget = budget
         self.keepHandlesWithin = keepHandlesWithin
         self.feedLength = feedLength
         self.wraps = wraps
+        self.loopHold = loopHold ?? .standard(budget: budget)
+    }
+
+    /// Whether an item whose whole first pass is `frames` frames of `bytes` in all may keep it to loop from (the
+    /// budget permitting: the state machine charges it, ``PrefetchStateMachine/holdLoop(frames:bytes:to:lane:)``).
+    /// A still (one frame) is held by its preparer anyway.
+    @inlinable
+    public func holdsLoop(frames: Int, bytes: Int) -> Bool {
+        frames >= 2 && frames <= loopHold.frames && bytes <= loopHold.bytes
     }
 
     /// The lane kept for the item on screen.

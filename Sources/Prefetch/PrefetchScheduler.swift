@@ -76,14 +76,16 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     ///   - workers: concurrent background jobs (default: active cores).
     ///   - budget: maximum decoded bytes held across slots.
     ///   - keepHandlesWithin: keep open decoders for items at most this far from the current one (default 1).
+    ///   - loopHold: the largest first pass an item may keep to loop from (nil: ``PrefetchRules/LoopHold/standard(budget:)``).
     public init(preparer: Preparer, policy: any PrefetchPolicy, feedLength: Int, wraps: Bool = false,
-                workers: Int = ProcessInfo.processInfo.activeProcessorCount, budget: Int, keepHandlesWithin: Int = 1) {
+                workers: Int = ProcessInfo.processInfo.activeProcessorCount, budget: Int, keepHandlesWithin: Int = 1,
+                loopHold: PrefetchRules.LoopHold? = nil) {
         self.keepHandlesWithin = keepHandlesWithin
         self.preparer = preparer
         self.workerCount = max(1, workers)
         self.budget = budget
         let rules = PrefetchRules(workers: workers, budget: budget, keepHandlesWithin: keepHandlesWithin,
-                                  feedLength: feedLength, wraps: wraps)
+                                  feedLength: feedLength, wraps: wraps, loopHold: loopHold)
         self.machine = PrefetchStateMachine(policy: policy, rules: rules)
         // One more lane than workers, kept for the item on screen; the nice levels are the rules' (PolicyLab shares
         // its virtual cores by the same levels).
@@ -298,6 +300,13 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
             admit: { [unowned self] bytes in
                 self.control.sync {
                     let answer = self.machine.admit(bytes: bytes, to: index, lane: lane)
+                    self.performActions()
+                    return answer
+                }
+            },
+            holdLoop: { [unowned self] frames, bytes in
+                self.control.sync {
+                    let answer = self.machine.holdLoop(frames: frames, bytes: bytes, to: index, lane: lane)
                     self.performActions()
                     return answer
                 }

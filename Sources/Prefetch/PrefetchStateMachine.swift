@@ -16,8 +16,8 @@
 /// the last one's.
 ///
 /// Invariants: an item has at most one job; a job is queued (``JobState/queued``) or runs on one lane, and a lane runs
-/// at most one job; ``PrefetchCounters/decodedBytes`` is the sum of every slot's first frame, buffered frames and
-/// admitted-but-undelivered bytes (``Slot/reservedBytes``) and never exceeds ``PrefetchRules/budget`` after an
+/// at most one job; ``PrefetchCounters/decodedBytes`` is the sum of every slot's first frame, buffered frames,
+/// admitted-but-undelivered bytes (``Slot/reservedBytes``) and held first pass (``Slot/loopBytes``) and never exceeds ``PrefetchRules/budget`` after an
 /// admission or a delivery; a slot's held frames are its first frames in order, and a kept decoder sits right after
 /// them; a slot stays while it is wanted or its cancelled job has
 /// not returned.
@@ -211,6 +211,9 @@ public struct PrefetchStateMachine: Sendable {
         public internal(set) var reservedBytes = 0
         /// Set when a job returned no decoder to keep: none is asked for again.
         public internal(set) var decoderless = false
+        /// Bytes of the item's whole first pass that its handle keeps to loop from
+        /// (``PrefetchStateMachine/holdLoop(frames:bytes:to:lane:)``), counted in the budget until the handle goes.
+        public internal(set) var loopBytes = 0
         /// Set when frames its decoder had passed were dropped unshown: the decoder must not be kept, the next job
         /// starts afresh.
         var restart = false
@@ -526,6 +529,39 @@ public struct PrefetchStateMachine: Sendable {
         slots[p].reservedBytes = 0
     }
 
+    /// The job on `lane` has decoded item `index`'s whole first pass, `frames` frames of `bytes` in all, and asks
+    /// to keep it in its handle to serve later loops from instead of decoding them again. Yes when the rules'
+    /// bound allows it (``PrefetchRules/holdsLoop(frames:bytes:)``) and it fits the budget as it stands, leaving room
+    /// for the first frames other wanted items still lack (nothing is evicted for it); its bytes are then counted
+    /// until the item's handle is released (the item moves beyond ``PrefetchRules/keepHandlesWithin``, leaves the
+    /// wanted set, or its decoder position is forgotten) or not kept when the job returns. No: the job loops by
+    /// decoding, as before.
+    public mutating func holdLoop(frames: Int, bytes: Int, to index: Int, lane: Int) -> Bool {
+        beginEvent()
+        guard rules.holdsLoop(frames: frames, bytes: bytes), let p = position(of: index, onLane: lane),
+              slots[p].job == .running(lane: lane), slots[p].wanted != nil, lanes[lane]?.cancelled == false,
+              !slots[p].restart, slots[p].loopBytes == 0, rules.keepsHandle(index, current: current) else {
+            return false
+        }
+        var needed = bytes
+        for v in slots.indices where v != p && slots[v].wanted.map({ $0.stage >= .firstFrame }) == true
+            && !slots[v].hasFirstFrame && !slots[v].failed && !slots[v].starved {
+            needed += slots[p].firstBytes
+        }
+        guard rules.fits(needed, held: counters.decodedBytes) else { return false }
+        slots[p].loopBytes = bytes
+        counters.decodedBytes += bytes
+        counters.peakDecodedBytes = max(counters.peakDecodedBytes, counters.decodedBytes)
+        counters.loopsHeld += 1
+        return true
+    }
+
+    /// The slot at `p`'s handle, and the first pass it held, are gone: its bytes leave the budget.
+    private mutating func releaseLoop(_ p: Int) {
+        counters.decodedBytes -= slots[p].loopBytes
+        slots[p].loopBytes = 0
+    }
+
     /// The job on `lane` delivered a decoded frame of item `index`, `bytes` big and `duration` seconds long.
     ///
     /// The frame is kept if the item still needs it and it fits the budget, after evicting frames worth less
@@ -619,6 +655,8 @@ public struct PrefetchStateMachine: Sendable {
             case .cancelled:
                 break
             }
+            // A handle not kept is freed by the driver, with the first pass it held.
+            if !keep { releaseLoop(p) }
             if slots[p].wanted == nil {
                 drop(p, firstToo: true)
                 releaseHandle(p)
@@ -735,6 +773,7 @@ public struct PrefetchStateMachine: Sendable {
     private mutating func releaseHandle(_ p: Int) {
         guard slots[p].hasHandle else { return }
         slots[p].hasHandle = false
+        releaseLoop(p)
         actions.append(.releaseHandle(index: slots[p].index))
     }
 
