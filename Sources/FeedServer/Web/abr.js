@@ -72,8 +72,9 @@ export class BandwidthMeter {
     return () => this.listeners.delete(listener);
   }
 
-  /** Reads `response`'s body to the end as an ArrayBuffer, metering its arrival. */
-  async read(response, signal) {
+  /** Reads `response`'s body to the end as an ArrayBuffer, metering its arrival (`progress(bytes so far)` after each
+   *  chunk). */
+  async read(response, signal, progress = null) {
     if (!response.body || !response.body.getReader) return response.arrayBuffer();
     const reader = response.body.getReader();
     const chunks = [];
@@ -94,6 +95,7 @@ export class BandwidthMeter {
         }
         chunks.push(value);
         size += value.byteLength;
+        if (progress) progress(size);
         if (signal && signal.aborted) throw new DOMException('aborted', 'AbortError');
       }
     } finally {

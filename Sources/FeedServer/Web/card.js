@@ -42,6 +42,11 @@ const AHEAD_S = 4;                 // seconds appended ahead of the playhead whi
 const UNROLL_S = 10;               // items up to this long loop by appending themselves again (no seek at the wrap)
 const UNROLL_BYTES = 8 << 20;       // ... when what they appended is at most this much
 const LOOP_KEEP_S = 5;             // seconds of an unrolled loop kept behind the playhead
+const ABANDON_AFTER_MS = 400;      // a playing card's segment fetch may be given up after this long ...
+const ABANDON_AHEAD_S = 1.5;       // ... when less than this is buffered ahead and the rest would come too late
+const NO_UP_AFTER_ABANDON_MS = 5000;   // after a fetch was given up, no switch up for this long
+const UP_BUFFER_S = 2;             // a playing card switches up only with this much buffered ahead (a larger
+                                   // segment and an init cost more than they would have a moment before)
 const RETRIES = [300, 1000];       // back-off (ms) before retrying a failed fetch (network error or 5xx)
 
 export class Card {
@@ -154,6 +159,7 @@ export class Card {
     const m = { video, ms, sb: null, url: URL.createObjectURL(ms), abort: new AbortController(), next: 0,
                 initDone: false, pumping: false, fetches: new Map(), held: null, played: false, mime: r.mime,
                 early: new Map(),  // url → promise of the bytes of a segment fetched before it is wanted
+                controllers: new Map(), progress: new Map(),  // url → its fetch's AbortController, bytes so far
                 ended: false,
                 // An unrolled loop: what was appended, in order ({init: name of the rendition whose init it is, or
                 // null, data}), its bytes, the rendition last initialised, copies appended, and one copy's span.
@@ -255,7 +261,8 @@ export class Card {
         }
         let data;
         try {
-          data = k === 0 && m.held ? m.held : await this.get(m, segments[k]);
+          data = k === 0 && m.held ? m.held : k > 0 && this.active ? await this.getPlaying(m, segments[k], k)
+            : await this.get(m, segments[k]);
           m.held = null;
           if (k === 0 && !this.active && this.media === m) {
             // Held until activate(): appended now, the first frame would be presented before the swipe.
@@ -265,6 +272,13 @@ export class Card {
             break;
           }
         } catch (e) {
+          if (e.abandoned) {
+            // Too slow for what is buffered: the smallest rung from this segment on (its init first), and no
+            // switch up for a while.
+            m.noUpUntil = performance.now() + NO_UP_AFTER_ABANDON_MS;
+            this.switchTo(m, e.abandoned);
+            continue;
+          }
           // A segment the server cannot make, past the first (past the item's real end: the listing's duration
           // was more than what decodes; or a 0.01 s tail past the last picture): the item ends where the last
           // appended segment ends and loops from there, as at its end; said in window.videofeed.warnings, not with
@@ -299,15 +313,61 @@ export class Card {
     let want = playing;
     const keep = pickRendition(renditions, w, h, meter.estimate * KEEP_FACTOR);
     if (keep && area(keep) < area(playing)) want = keep;
-    else {
+    else if (!(performance.now() < m.noUpUntil) && this.bufferedAhead(m) >= UP_BUFFER_S) {
       const up = pickRendition(renditions, w, h, meter.estimate * UP_FACTOR);
       if (up && area(up) > area(playing)) want = up;
     }
     if (!want || want === playing) return false;
-    this.rendition = want;
-    m.initDone = false;
-    if (this.env.onSwitch) this.env.onSwitch(this, playing, want);
+    this.switchTo(m, want);
     return true;
+  }
+
+  /** Seconds buffered ahead of the playhead. */
+  bufferedAhead(m) {
+    const v = m.video, b = v.buffered;
+    return b.length ? Math.max(0, b.end(b.length - 1) - v.currentTime) : 0;
+  }
+
+  switchTo(m, rendition) {
+    const playing = this.rendition;
+    this.rendition = rendition;
+    m.initDone = false;
+    if (this.env.onSwitch) this.env.onSwitch(this, playing, rendition);
+  }
+
+  /** GET a segment the playing card needs next, given up (rejected with `abandoned`: the smallest rung) when it
+   *  comes too slowly for what is buffered — hls.js's abandon rule: after ABANDON_AFTER_MS, when the playhead is
+   *  within ABANDON_AHEAD_S of the end of what is buffered and, at the rate its bytes have come so far, the rest
+   *  would arrive after that. The fetch is aborted; what came so far counted in the estimate. */
+  getPlaying(m, url, k) {
+    const renditions = (this.item.renditions || []).filter(r => r.mime && r.segments);
+    const smallest = renditions.reduce((a, r) => (!a || area(r) < area(a) ? r : a), null);
+    const p = this.get(m, url);
+    if (!smallest || smallest === this.rendition) return p;
+    const started = performance.now();
+    // The segment's size at most: the rung's peak rate over the segment's length.
+    const starts = this.times.starts;
+    const seconds = (k + 1 < starts.length ? starts[k + 1] : this.times.total) - starts[k];
+    const expected = (this.rendition.bandwidth || 0) / 8 * Math.max(0.1, seconds);
+    return new Promise((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (this.media !== m || !this.active) return;
+        const elapsed = performance.now() - started;
+        const ahead = this.bufferedAhead(m);
+        const got = m.progress.get(url) || 0;
+        const rate = got > 0 ? got / elapsed : 0;     // bytes per ms so far
+        const rest = rate > 0 ? Math.max(0, expected - got) / rate : Infinity;
+        // Only a response whose bytes come slowly: one that has not started is the server making the segment, and
+        // another rung would have to be made too.
+        if (got > 0 && elapsed > ABANDON_AFTER_MS && ahead < ABANDON_AHEAD_S && rest > ahead * 1000) {
+          clearInterval(timer);
+          const controller = m.controllers.get(url);
+          if (controller) controller.abort();
+          reject(Object.assign(new Error(`GET ${url}: too slow, abandoned`), { abandoned: smallest }));
+        }
+      }, 100);
+      p.then(v => { clearInterval(timer); resolve(v); }, e => { clearInterval(timer); reject(e); });
+    });
   }
 
   /** Keeps what was appended for an unrolled loop (`rendition`: this is its init), until it is too much. */
@@ -388,18 +448,24 @@ export class Card {
     }
     let p = m.fetches.get(url);
     if (!p) {
+      // Its own controller, so that one fetch can be given up (getPlaying); freeing the card aborts them all.
+      const controller = new AbortController();
+      const abort = () => controller.abort();
+      m.abort.signal.addEventListener('abort', abort, { once: true });
+      m.controllers.set(url, controller);
+      const signal = controller.signal;
       p = (async () => {
         for (let attempt = 0; ; attempt++) {
           let res;
           try {
-            res = await fetch(url, { signal: m.abort.signal, priority: this.active ? 'high' : 'low' });
+            res = await fetch(url, { signal, priority: this.active ? 'high' : 'low' });
           } catch (e) {
             if (e.name === 'AbortError' || attempt >= RETRIES.length) throw e.name === 'AbortError' ? e : new Error(`GET ${url}: ${e.message}`);
             await sleep(RETRIES[attempt]);
             continue;
           }
           // Read through the bandwidth meter: every media byte is a throughput sample (abr.js).
-          if (res.ok) return meter.read(res, m.abort.signal);
+          if (res.ok) return meter.read(res, signal, n => m.progress.set(url, n));
           if (res.status < 500 || attempt >= RETRIES.length) {
             throw Object.assign(new Error(`GET ${url}: HTTP ${res.status}${await errorText(res)}`), { status: res.status });
           }
@@ -407,7 +473,13 @@ export class Card {
         }
       })();
       m.fetches.set(url, p);
-      p.then(() => m.fetches.delete(url), () => m.fetches.delete(url));
+      const done = () => {
+        m.fetches.delete(url);
+        m.controllers.delete(url);
+        m.progress.delete(url);
+        m.abort.signal.removeEventListener('abort', abort);
+      };
+      p.then(done, done);
     }
     return p;
   }
