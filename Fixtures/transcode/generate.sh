@@ -41,14 +41,14 @@ start=$(date +%s)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-FILES=(rotated_phone.mp4 hdr10_pq.mp4 hlg.mp4 hdr10_rotated_phone.mp4 interlaced.ts mono_22k.mkv surround.mp4 anamorphic.mkv long_gop_b.mp4 one_keyframe.ts)
+FILES=(rotated_phone.mp4 hdr10_pq.mp4 hlg.mp4 hdr10_rotated_phone.mp4 interlaced.ts mono_22k.mkv surround.mp4 anamorphic.mkv long_gop_b.mp4 one_keyframe.ts cut_mid_gop.ts)
 rm -f "${FILES[@]}"
 
 # ---------------------------------------------------------------------------
 # Verification helpers (each dies with the file name and what was wrong).
 # ---------------------------------------------------------------------------
 MAX_BYTES=$((150 * 1024))    # per file
-MAX_TOTAL=$((700 * 1024))    # all files together
+MAX_TOTAL=$((750 * 1024))    # all files together
 
 # probe FILE STREAM SECTION=KEY1,KEY2,.. -> the values, one a line, in the order asked for (ffprobe prints them in
 # its own order), one group per stream/frame/packet when the section repeats. The copies of the streams that
@@ -377,6 +377,40 @@ check_common one_keyframe.ts 3.1 3.3
 check_video one_keyframe.ts h264 160 120 yuv420p
 expect one_keyframe.ts "keyframes" \
   "$(ffprobe -v error -select_streams v:0 -show_entries packet=flags -of csv=p=0 one_keyframe.ts | grep -c K)" "1"
+
+# ---------------------------------------------------------------------------
+# cut_mid_gop.ts
+# ---------------------------------------------------------------------------
+log "cut_mid_gop.ts"
+# A capture cut where the recorder started: mid-stream, at a TS packet boundary just after a keyframe began. The
+# keyframe is lost, the pictures after it refer to it (B-frames) and do not decode, so the first picture is the next
+# keyframe's, a GOP later; the muxer sends video ahead of audio, so the video starts after the audio (the
+# container's start). Together: no picture in the first second of the item (its first segment), as in a DVB capture
+# (video 0.73 s after the audio, first picture 1.29 s in). Interlacing does not matter. The cut pictures make the
+# decoder print errors, so check_common is not used and every probe here is quiet.
+"${FF[@]}" -f lavfi -i "testsrc2=size=160x120:rate=25:duration=3.2" \
+  -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=3.2" \
+  "${X264[@]}" -preset medium -crf 36 -g 25 -keyint_min 25 -sc_threshold 0 -bf 2 \
+  -c:a aac -b:a 24k -ac 1 -ar 48000 "${DET[@]}" -f mpegts "$TMP/whole.ts"
+# The second keyframe's first TS packet is left out: the cut is one 188-byte packet after where it starts.
+key=$(ffprobe -v error -select_streams v:0 -show_entries packet=pos,flags -of csv=p=0 "$TMP/whole.ts" \
+  | awk -F, '$2 ~ /K/ && ++n == 2 { print $1 }')
+(( key % 188 == 0 )) || die "cut_mid_gop.ts: the keyframe is at byte $key, not at a TS packet"
+tail -c +$(( key + 188 + 1 )) "$TMP/whole.ts" > cut_mid_gop.ts
+size=$(stat -c %s cut_mid_gop.ts)
+(( size <= MAX_BYTES )) || die "cut_mid_gop.ts: $size bytes, over the $MAX_BYTES byte budget"
+quiet() { ffprobe -v quiet -of default=nw=1:nk=1 "$@" cut_mid_gop.ts | awk 'NR == 1'; }
+expect cut_mid_gop.ts "video" "$(quiet -select_streams v:0 -show_entries stream=codec_name,width,height \
+  -of csv=p=0)" "h264,160,120"
+expect cut_mid_gop.ts "audio" "$(quiet -select_streams a:0 -show_entries stream=codec_name,channels,sample_rate \
+  -of csv=p=0)" "aac,48000,1"
+cstart=$(quiet -show_entries format=start_time)
+vstart=$(quiet -select_streams v:0 -show_entries stream=start_time)
+first=$(quiet -select_streams v:0 -show_entries frame=best_effort_timestamp_time)
+frames=$(ffmpeg -nostdin -v quiet -i cut_mid_gop.ts -map 0:v:0 -fps_mode passthrough -f framemd5 - | grep -vc '^#')
+expect_between cut_mid_gop.ts "video start after the container's" "$(python3 -c "print($vstart - $cstart)")" 0.3 0.9
+expect_between cut_mid_gop.ts "first picture after the container's start" "$(python3 -c "print($first - $cstart)")" 1.05 1.6
+expect cut_mid_gop.ts "decoded frames" "$frames" 30
 
 # ---------------------------------------------------------------------------
 # mono_22k.mkv, surround.mp4

@@ -32,6 +32,12 @@ public struct VideoEnd: Sendable, Equatable, Codable {
     public var bytesRead: Int
     /// The file's size in bytes, when the I/O layer knows it.
     public var fileSize: Int?
+    /// When the first keyframe in decode order starts (its presentation time), in seconds from the item's start:
+    /// where decoding from the start gives its first picture. The pictures before it in decode order refer to
+    /// pictures before the cut (a broadcast capture starts mid-GOP) and the decoder drops them, so a video stream
+    /// whose header says it starts at 0.7 s may show nothing before 1.3 s. Nil when no keyframe was found in the
+    /// first ``MediaFile/videoEndByteBound``/4 bytes of packets.
+    public var firstKeyStart: Double? = nil
 }
 
 extension MediaFile {
@@ -57,6 +63,8 @@ extension MediaFile {
     /// 2. the container can seek by bytes (MPEG-TS, PS, FLV, Matroska): read the last 1 MiB, else 4, else 16 MiB —
     ///    as ffprobe estimates a TS's duration from its last timestamps;
     /// 3. read from the start.
+    /// Before these, the first keyframe from where opening left the demuxer (``VideoEnd/firstKeyStart``), within a
+    /// quarter of the bound: one group of pictures at most.
     /// A read that meets the bound before the end of the file gives an incomplete result (``VideoEnd/isComplete``
     /// false): a genuinely long file is never read whole to find its end (at most three bounds' worth of packets
     /// in all, when neither the index nor the last 16 MiB hold a picture). Over HTTP each seek is one range request,
@@ -69,17 +77,50 @@ extension MediaFile {
     /// - Throws: ``MediaError`` from opening the source again (`cancelled`, `timedOut`, `io`…); a read error ends
     ///   the read (an incomplete result).
     public func videoEnd(stream index: Int) throws -> VideoEnd? {
-        // A demuxer of its own, so this file stays as opened: a seek back to the start is not exact for every
-        // demuxer (an MPEG-TS lands a second in).
+        // A demuxer of its own, so this file stays as opened (and a pass from the start reads no further).
         var twinOptions = options
         twinOptions.streamInfo = .header
         let twin = try MediaFile(source: source, item: item, options: twinOptions, cancellation: interrupt.token)
         guard index < Int(twin.context.pointee.nb_streams) else { return nil }
-        return try twin.readVideoEnd(stream: index, origin: info.startTime)
+        // The start first, where opening left the demuxer: its first keyframe.
+        let firstKey = try twin.readFirstKey(stream: index, bound: videoEndByteBound / 4, origin: info.startTime)
+        var found = try twin.readVideoEnd(stream: index, origin: info.startTime, moved: firstKey.bytesRead > 0)
+        found?.firstKeyStart = firstKey.time
+        return found
+    }
+
+    /// Reads packets from where the demuxer is until the first keyframe of video stream `index` with a time, or
+    /// until `bound` bytes of packets were read: that keyframe's presentation time in seconds from `origin`.
+    private func readFirstKey(stream index: Int, bound: Int, origin: Double) throws -> (time: Double?, bytesRead: Int) {
+        let st = stream(at: index)
+        let tb = st.pointee.time_base
+        let seconds = Double(tb.num) / Double(max(tb.den, 1))
+        guard seconds > 0, let packet = Packet() else { return (nil, 0) }
+        for i in 0..<Int(context.pointee.nb_streams) where i != index { stream(at: i).pointee.discard = AVDISCARD_ALL }
+        var bytes = 0
+        while bytes <= bound {
+            let step: PacketRead
+            do {
+                step = try readPacket(into: packet.raw)
+            } catch let error as MediaError where error.kind != .cancelled && error.kind != .timedOut {
+                break
+            }
+            if case .endOfFile = step { break }
+            let p = packet.raw.pointee
+            bytes += Int(max(p.size, 0))
+            defer { av_packet_unref(packet.raw) }
+            guard Int(p.stream_index) == index, (p.flags & vf_pkt_flag_discard()) == 0,
+                  (p.flags & vf_pkt_flag_key()) != 0 else { continue }
+            let time = p.pts != vf_nopts_value() ? p.pts : p.dts
+            guard time != vf_nopts_value() else { continue }
+            return (max(0, Double(time) * seconds - origin), max(bytes, 1))
+        }
+        return (nil, bytes)
     }
 
     /// ``videoEnd(stream:)`` on this demuxer, in seconds from `origin` (the caller's ``MediaInfo/startTime``).
-    private func readVideoEnd(stream index: Int, origin: Double) throws -> VideoEnd? {
+    /// `moved`: packets were read already (the start is behind the demuxer).
+    private func readVideoEnd(stream index: Int, origin: Double, moved: Bool) throws -> VideoEnd? {
         let ctx = context
         guard let pb = ctx.pointee.pb, (pb.pointee.seekable & vf_avio_seekable_normal()) != 0 else { return nil }
         let size = avio_size(pb)
@@ -87,8 +128,8 @@ extension MediaFile {
         let bound = videoEndByteBound
         let st = stream(at: index)
         var found: VideoEnd? = nil
-        // Whether a seek moved the demuxer from where opening left it (its first packet).
-        var moved = false
+        // Whether a read or a seek moved the demuxer from where opening left it (its first packet).
+        var moved = moved
 
         // Only the video's packets are wanted: a demuxer that can skip the others' bytes (MP4) does.
         for i in 0..<Int(ctx.pointee.nb_streams) where i != index { stream(at: i).pointee.discard = AVDISCARD_ALL }
@@ -123,11 +164,7 @@ extension MediaFile {
         }
         // 3. From the start, when that can reach the end (or nothing else was found: then a lower bound).
         if found?.isComplete != true, found == nil || (size > 0 && size <= Int64(bound)) {
-            if moved {
-                let start = ctx.pointee.start_time == vf_nopts_value() ? 0 : ctx.pointee.start_time
-                dropPendingPackets()
-                _ = avformat_seek_file(ctx, -1, Int64.min, start, start, 0)
-            }
+            if moved { try? rewindToStart() }
             if let whole = try readToEnd(stream: index, bound: bound, method: .whole, fileSize: fileSize, origin: origin),
                whole.isComplete || whole.end > (found?.end ?? -1) {
                 found = whole

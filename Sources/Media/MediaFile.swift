@@ -341,6 +341,27 @@ extension MediaFile {
         }
     }
 
+    /// Seeks the demuxer back to the item's first packet, for another pass over it; drops the packets kept from
+    /// opening. An MPEG-TS or MPEG-PS demuxer has no seek of its own: FFmpeg's binary search on decode timestamps,
+    /// which takes any packet for a keyframe, lands on the last packet of the default stream whose decode time is at
+    /// or before the container's start. When the video's first keyframe is decoded before its presentation (B-frames)
+    /// and its decode time precedes the audio's start, that is the packet after the keyframe, and nothing decodes
+    /// until the next keyframe, up to a GOP (about a second) in. Those containers are seeked by byte to where their
+    /// packets begin instead, which is where opening left them; others by `avformat_seek_file` to the start time.
+    func rewindToStart() throws {
+        dropPendingPackets()
+        let name = context.pointee.iformat?.pointee.name.map { String(cString: $0) } ?? ""
+        interrupt.arm(seconds: options.readTimeout)
+        defer { interrupt.disarm() }
+        if ["mpegts", "mpeg"].contains(name), (context.pointee.iformat.pointee.flags & vf_fmt_no_byte_seek()) == 0,
+           av_seek_frame(context, -1, max(0, context.pointee.skip_initial_bytes), vf_seek_flag_byte()) >= 0 {
+            return
+        }
+        let start = context.pointee.start_time == vf_nopts_value() ? 0 : context.pointee.start_time
+        let result = avformat_seek_file(context, -1, Int64.min, start, start, 0)
+        guard result >= 0 else { throw MediaError.ffmpeg(result, operation: "seek", item: item, interrupt: interrupt) }
+    }
+
     /// Frees the packets kept from opening; called before a seek, after which they are stale.
     func dropPendingPackets() {
         pending.removeAll()

@@ -452,6 +452,43 @@ import Testing
         }
     }
 
+    @Test("an MPEG-TS cut mid-GOP (video 0.42 s after the audio, its first picture 1.3 s in: none in the first segment's second) transcodes: the first segment holds the first pictures, every decoded frame is kept, and each segment made alone is the batch's")
+    func cutMidGOPTransportStream() throws {
+        let source = TestFixtures.transcode("cut_mid_gop.ts")
+        let (out, report) = try Self.transcode(source)
+        defer { try? FileManager.default.removeItem(at: out) }
+        let rendition = try #require(report.renditions.first)
+        let frames = try Self.decode(source).frames
+        #expect(frames == 30)
+        #expect(rendition.frames == frames)
+        let transcoder = try Transcoder(file: MediaFile(path: source), settings: Self.single)
+        // The first segment is counted from the first keyframe (1.296 s): [0, 2.296 s), then the rest.
+        #expect(rendition.segments.count == transcoder.plan.segmentCount && rendition.segments.count == 2)
+        let first = try transcoder.firstSegments()[0]
+        #expect(first.frames == 25)
+        let batchInit = try [UInt8](Data(contentsOf: out.appendingPathComponent(try #require(rendition.initSegment))))
+        for k in [1, 0] {
+            let alone = try Transcoder(file: MediaFile(path: source), settings: Self.single).segment(k, rendition: 0)
+            let batch = try [UInt8](Data(contentsOf: out.appendingPathComponent(rendition.segments[k])))
+            #expect(alone.media == batch && alone.initialization == batchInit, "segment \(k)")
+        }
+    }
+
+    @Test("a pass from the start after a rewind reads what the first pass read: an MPEG-TS whose first keyframe is decoded before the audio starts (the timestamp search lands on the packet after it) gives the preview the main pass's first picture and frame count")
+    func rewindReadsFromTheFirstPacket() throws {
+        let source = TestFixtures.duration("truncated.ts")
+        var settings = Self.single
+        settings.preview = PreviewSettings()
+        let (out, report) = try Self.transcode(source, settings)
+        defer { try? FileManager.default.removeItem(at: out) }
+        let rendition = try #require(report.renditions.first)
+        let main = try Self.decode(out.appendingPathComponent(try #require(rendition.mp4)).path)
+        let preview = try Self.decode(out.appendingPathComponent(try #require(report.previewMP4)).path)
+        #expect(main.frames == 60)
+        #expect(preview.frames == main.frames)
+        #expect(abs(preview.span - main.span) < 0.001, "preview spans \(preview.span) s, the renditions \(main.span) s")
+    }
+
     @Test("a still's segments made on demand: its picture for the segment's span, with the batch's init")
     func stillOnDemand() throws {
         let source = TestFixtures.media("image.jpg")

@@ -40,8 +40,15 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
     /// The first segment's length in seconds when it is shorter than the others (nil: as long; a manifest made
     /// before the grid existed reads the same).
     public var firstSegmentSeconds: Double? = nil
+    /// When the video's first picture comes, in seconds from the item's start, when that is at or after where the
+    /// first segment would end (``VideoEnd/firstKeyStart``: a broadcast capture whose video starts after its audio
+    /// and mid-GOP); the first segment then ends ``grid``'s first length after it, so that it holds the first
+    /// pictures. Nil otherwise (a plan made before it existed reads the same).
+    public var videoLead: Double? = nil
     /// Where each segment begins and ends.
-    public var grid: SegmentGrid { SegmentGrid(first: firstSegmentSeconds ?? segmentSeconds, seconds: segmentSeconds) }
+    public var grid: SegmentGrid {
+        SegmentGrid(first: firstSegmentSeconds ?? segmentSeconds, seconds: segmentSeconds, lead: videoLead ?? 0)
+    }
     /// The video stream transcoded and the audio stream, by container index.
     public var videoStream: Int
     public var audioStream: Int?
@@ -55,7 +62,7 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
     /// plus one, when the header tells when the last frame starts (a container whose audio outlasts the video says
     /// a longer duration), else as many as cover `duration` — at least 1.
     public var segmentCount: Int {
-        let first = grid.first
+        let first = grid.end(0)
         var count = duration <= first + 1e-6 ? 1 : ((duration - first) / segmentSeconds - 1e-6).rounded(.up) + 1
         if let last = lastFrameStart, last.isFinite, last >= 0 {
             // The segment the cutter puts the last frame in, by the grid's one rule.
@@ -130,6 +137,11 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
         }
         segmentSeconds = settings.segmentSeconds
         firstSegmentSeconds = settings.firstSegmentSeconds.flatMap { $0 < settings.segmentSeconds ? $0 : nil }
+        if !isStill, let key = videoEnd?.firstKeyStart, key.isFinite,
+           key >= SegmentGrid(first: firstSegmentSeconds ?? segmentSeconds, seconds: segmentSeconds).end(0) - 1e-4 {
+            // No picture before the first segment's end: it would have none (and the item would fail).
+            videoLead = min(key, 1e9)
+        }
 
         let display = TranscodePlan.displaySize(video)
         displayWidth = display.width
@@ -204,8 +216,9 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
     }
 }
 
-/// Where a rendition's segments begin: the first lasts ``first`` seconds, every later one ``seconds``, so segment
-/// *k* ≥ 1 covers `[first + (k − 1)·seconds, first + k·seconds)` of the source.
+/// Where a rendition's segments begin: the first lasts ``first`` seconds (from ``lead``, when the video starts
+/// that late: the first also holds what comes before), every later one ``seconds``, so segment *k* ≥ 1 covers
+/// `[lead + first + (k − 1)·seconds, lead + first + k·seconds)` of the source.
 ///
 /// A short first segment is made (and fetched) sooner: a viewer who lands on an item nobody prepared waits for
 /// segment 0 alone, so its length sets the cold start; the later segments, made while it plays, keep the longer
@@ -215,15 +228,19 @@ public struct SegmentGrid: Sendable, Equatable {
     public var first: Double
     /// Every later segment's length in seconds.
     public var seconds: Double
+    /// Where the first segment's length is counted from (when the video starts; 0 but for a video whose first
+    /// picture comes after `first`): segment 0 covers `[0, lead + first)`.
+    public var lead: Double = 0
 
-    /// The grid of segments `seconds` long after a first one `first` long (at most `seconds`).
-    public init(first: Double, seconds: Double) {
+    /// The grid of segments `seconds` long after a first one `first` long (at most `seconds`) from `lead`.
+    public init(first: Double, seconds: Double, lead: Double = 0) {
         self.seconds = seconds
         self.first = min(first, seconds)
+        self.lead = lead.isFinite ? max(0, lead) : 0
     }
 
     /// When segment `k` begins, in seconds from the item's start (0 for `k ≤ 0`).
-    public func start(_ k: Int) -> Double { k <= 0 ? 0 : first + Double(k - 1) * seconds }
+    public func start(_ k: Int) -> Double { k <= 0 ? 0 : lead + first + Double(k - 1) * seconds }
 
     /// When segment `k` ends: where segment `k + 1` begins.
     public func end(_ k: Int) -> Double { start(k + 1) }
@@ -232,8 +249,8 @@ public struct SegmentGrid: Sendable, Equatable {
     /// start is in segment 0), clamped so that a hostile timestamp cannot trap.
     public func index(at time: Double) -> Int {
         let t = time + 1e-4
-        guard t >= first else { return 0 }
-        let value = ((t - first) / seconds).rounded(.down) + 1
+        guard t >= lead + first else { return 0 }
+        let value = ((t - lead - first) / seconds).rounded(.down) + 1
         guard value.isFinite else { return 0 }
         return Int(min(max(value, 0), 1e12))
     }

@@ -236,11 +236,10 @@ public final class Transcoder {
     /// timeline that segments after the first are muxed onto starts there (`Pipeline.fragmentShift`).
     var firstPictureTime: [String: Int64] = [:]
 
+    /// Back to the item's first packet (``MediaFile/rewindToStart()``), so that every pass from the start reads
+    /// what the first read.
     private func rewind() throws {
-        let start = file.context.pointee.start_time == vf_nopts_value() ? 0 : file.context.pointee.start_time
-        file.dropPendingPackets()
-        let result = avformat_seek_file(file.context, -1, Int64.min, start, start, 0)
-        guard result >= 0 else { throw MediaError.ffmpeg(result, operation: "seek", item: file.item) }
+        try file.rewindToStart()
     }
 }
 
@@ -388,7 +387,12 @@ private final class Pipeline {
         // second earlier lands before it; the frames before the window are dropped.
         let format = file.context.pointee.iformat
         let searches = format?.pointee.read_seek == nil && format?.pointee.read_seek2 == nil
-        try file.seekBackward(to: searches ? max(0, seconds - 1) : seconds, stream: plan.videoStream)
+        if searches, seconds <= 1 {
+            // A second earlier is the start: read from the first packet (the search could land after it).
+            try file.rewindToStart()
+        } else {
+            try file.seekBackward(to: searches ? max(0, seconds - 1) : seconds, stream: plan.videoStream)
+        }
         video.flush()
         audio?.flush()
     }
