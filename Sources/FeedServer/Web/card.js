@@ -7,6 +7,11 @@
 // under the playing rung's rate, up only with a margin): the new rung's init is appended (changeType when its
 // codecs differ), then its segments from there on — every rung's segment k covers the same span.
 //
+// On a slow link the card on screen comes first: a neighbour's fetch waits (3 s at most) while it has less than
+// SHORT_S buffered ahead and more to fetch; the cards ahead (+1, +2), their first segment held, fetch what follows it
+// up to EARLY_S and keep it for the swipe; a segment of the playing card whose bytes come too slowly for what is
+// buffered is given up for the smallest rung (getPlaying).
+//
 // Loops without a seam: an item up to UNROLL_S long (and UNROLL_BYTES of media) keeps what it appended, and once
 // its last segment is in, appends it all again after itself (timestampOffset one item's length further each time),
 // AHEAD_S ahead of the playhead: the wrap is the next frame in the buffer, not a seek (a seek to the start drops a
@@ -45,6 +50,9 @@ const LOOP_KEEP_S = 5;             // seconds of an unrolled loop kept behind th
 const ABANDON_AFTER_MS = 400;      // a playing card's segment fetch may be given up after this long ...
 const ABANDON_AHEAD_S = 1.5;       // ... when less than this is buffered ahead and the rest would come too late
 const NO_UP_AFTER_ABANDON_MS = 5000;   // after a fetch was given up, no switch up for this long
+const EARLY_S = 4;                 // the next card fetches the segments that start within this (as AHEAD_S playing)
+const SHORT_S = 1.5;               // the card on screen with less than this buffered ahead has the link first
+const NEIGHBOUR_WAIT_MS = 3000;    // ... for this long at most
 const UP_BUFFER_S = 2;             // a playing card switches up only with this much buffered ahead (a larger
                                    // segment and an init cost more than they would have a moment before)
 const RETRIES = [300, 1000];       // back-off (ms) before retrying a failed fetch (network error or 5xx)
@@ -125,8 +133,8 @@ export class Card {
 
   /** Attach a MediaSource, append init and fetch seg-0 to hold until activate(). Idempotent, but a card played
    *  since it was attached is attached afresh: its first frame would be presented already. With `early` (the next
-   *  card), seg-1 is fetched too once seg-0 is held, and kept for activate(): on a slow network the next segment
-   *  is then not what the viewer waits for a second after the swipe. */
+   *  card), the segments that start within EARLY_S are fetched too once seg-0 is held, and kept for activate(): on a
+   *  slow network the next segments are then not what the viewer waits for a second after the swipe. */
   preload(early = !!this.early) {
     this.near();
     this.wanted = true;
@@ -429,14 +437,20 @@ export class Card {
     this.pump();
   }
 
-  /** The next card, its seg-0 held: seg-1 fetched and kept (at the rendition seg-0 was held at). */
-  fetchEarly(m) {
+  /** The next card, its seg-0 held: the segments after it that start within EARLY_S fetched and kept (at the
+   *  rendition seg-0 was held at), one after the other. */
+  async fetchEarly(m) {
     const segments = this.rendition.segments;
-    if (!this.early || this.media !== m || segments.length < 2 || m.early.size) return;
-    const url = segments[1];
-    const p = this.get(m, url);
-    p.catch(() => m.early.delete(url));
-    m.early.set(url, p);
+    if (!this.early || this.media !== m || segments.length < 2 || m.fetchingEarly) return;
+    m.fetchingEarly = true;
+    for (let k = 1; k < segments.length && this.times.starts[k] < EARLY_S; k++) {
+      if (this.media !== m || this.active || m.next > k) break;
+      const url = segments[k];
+      if (m.early.has(url)) continue;
+      const p = this.get(m, url);
+      m.early.set(url, p);
+      try { await p; } catch { m.early.delete(url); break; }
+    }
   }
 
   /** GET a media URL as an ArrayBuffer (shared if already under way), retrying network errors and 5xx. */
@@ -455,6 +469,9 @@ export class Card {
       m.controllers.set(url, controller);
       const signal = controller.signal;
       p = (async () => {
+        // A neighbour's fetch waits (NEIGHBOUR_WAIT_MS at most) while the card on screen is short of media: on a
+        // slow link, fetches share it evenly whatever their priority.
+        if (!this.active) await this.neighbourTurn(signal);
         for (let attempt = 0; ; attempt++) {
           let res;
           try {
@@ -482,6 +499,22 @@ export class Card {
       p.then(done, done);
     }
     return p;
+  }
+
+  /** Resolves when the card on screen is not short of media (env.playingShort()), or after NEIGHBOUR_WAIT_MS. */
+  async neighbourTurn(signal) {
+    const until = performance.now() + NEIGHBOUR_WAIT_MS;
+    while (this.env.playingShort && this.env.playingShort(this) && performance.now() < until && !signal.aborted) {
+      await sleep(100);
+    }
+  }
+
+  /** Whether this card plays and is short of media: less than SHORT_S buffered ahead and more to fetch. */
+  get short() {
+    const m = this.media;
+    if (!this.active || !m || !m.sb || m.ended || m.kept && m.period != null) return false;
+    if (m.next >= this.rendition.segments.length) return false;
+    return this.bufferedAhead(m) < SHORT_S;
   }
 
   /** appendBuffer() as a promise; on QuotaExceededError drop what is well behind the playhead and try once more. */

@@ -1,6 +1,7 @@
 // view.js — the vertical feed: one card per viewport in a scroll-snapping container (so plain scrolling works as
 // well), the current position, and the window around it: current ± 2 attached with their first segment held
-// (card.js), posters of ± 3, every card further away freed. Moves come from input.js (keys, wheel, touch), from the
+// (card.js; the cards ahead also fetch and keep what follows it, up to 4 s), posters of ± 3, every card further away
+// freed. Moves come from input.js (keys, wheel, touch), from the
 // scroll position settling (scroll-snap fallback) or from the URL hash.
 //
 // A card shows a listing slot (feed.js): the cards follow the listing's order, skipping items the server removed,
@@ -68,6 +69,7 @@ export class FeedView {
       onFrame: (card, ms, mediaTime) => this.hooks.onFrame(card, ms, mediaTime),
       onWarn: (card, message) => this.hooks.onWarn(card, message),
       onSwitch: (card, from, to) => { if (this.hooks.onSwitch) this.hooks.onSwitch(card, from, to); },
+      playingShort: card => { const c = this.card; return !!c && c !== card && c.short; },
       onGone: card => this.gone(card),
       fill: item => this.feed.fill(item),
       abandon: item => this.feed.abandon(item),
@@ -281,7 +283,7 @@ export class FeedView {
     for (const d of order) {
       const card = this.cards[c + d];
       if (!card || Math.abs(d) > KEEP) continue;
-      if (this.feed.isRemoved(card.item)) card.removed(); else card.preload(d === 1);
+      if (this.feed.isRemoved(card.item)) card.removed(); else card.preload(d > 0);
       this.live.add(card);
     }
     for (let d = -POSTERS; d <= POSTERS; d++) {
