@@ -35,14 +35,14 @@ import argparse
 import json
 import math
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
+
+from serve_process import ServeProcess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -135,35 +135,6 @@ def make_loop_clip(folder):
     subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=360x640:rate=30",
                     "-frames:v", "3", "-c:v", "libx264", "-pix_fmt", "yuv420p", path], check=True)
     return path
-
-
-class Server:
-    def __init__(self, videofeed, folder, work):
-        self.err_path = os.path.join(work, "serve.err")
-        self.proc = subprocess.Popen([videofeed, "serve", folder, "--port", "0", "--cache", os.path.join(work, "cache"),
-                                      "--refresh", "0", "--sort", "name", "--log-level", "warning"],
-                                     stdout=subprocess.PIPE, stderr=open(self.err_path, "w"), text=True)
-        self.url = None
-        deadline = time.time() + 60
-        while time.time() < deadline and not self.url:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            m = re.match(r"listening on (http://\S+?)/?$", line.strip())
-            if m:
-                self.url = m.group(1)
-        if not self.url:
-            self.stop()
-            raise RuntimeError("the server did not start: " + open(self.err_path).read()[-2000:])
-        threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
 
 
 def listing(url):
@@ -383,7 +354,7 @@ def main():
             shutil.copyfile(f, os.path.join(folder, f"{n:03d}_{os.path.basename(f)}"))
         if "loop" in args.only:
             make_loop_clip(folder)
-        server = Server(args.videofeed, folder, work)
+        server = ServeProcess(args.videofeed, folder, work, ["--refresh", "0", "--sort", "name"])
         cards = listing(server.url)
         log(f"{server.url}: {len(cards)} items")
         with sync_playwright() as pw:
@@ -413,8 +384,8 @@ def main():
                     report(r, failures, args.check)
             finally:
                 browser.close()
-        if server.proc.poll() is not None:
-            failures.append("the server died: " + open(server.err_path).read()[-1500:])
+        if not server.alive:
+            failures.append("the server died: " + server.log(1500))
     except Exception as e:  # noqa: BLE001
         log(f"could not run: {e}")
         return 2

@@ -37,6 +37,8 @@ import time
 import urllib.parse
 import urllib.request
 
+from serve_process import ServeProcess
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 MEDIA_EXT = {".mp4", ".mov", ".m4v", ".mkv", ".webm", ".ts", ".avi", ".flv", ".3gp"}
@@ -73,39 +75,9 @@ def items_from(args, work):
     return out
 
 
-class Server:
-    def __init__(self, videofeed, folder, cache, work):
-        self.out = open(os.path.join(work, "serve.out"), "w")
-        self.err_path = os.path.join(work, "serve.err")
-        self.err = open(self.err_path, "w")
-        self.proc = subprocess.Popen([videofeed, "serve", folder, "--port", "0", "--cache", cache, "--refresh", "1",
-                                      "--log-level", "warning"], stdout=subprocess.PIPE, stderr=self.err, text=True)
-        self.url = None
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            m = re.match(r"listening on (http://\S+?)/?$", line.strip())
-            if m:
-                self.url = m.group(1)
-                break
-        if not self.url:
-            self.stop()
-            raise RuntimeError("the server did not start: " + open(self.err_path).read()[-2000:])
-        threading.Thread(target=self._drain, daemon=True).start()
-
-    def _drain(self):
-        for line in self.proc.stdout:
-            self.out.write(line)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+class Server(ServeProcess):
+    def __init__(self, videofeed, folder, work):
+        super().__init__(videofeed, folder, work, ["--refresh", "1"])
 
     def card(self, public_id, timeout=30):
         """The pending listing's card of `public_id`, once listed."""
@@ -165,7 +137,8 @@ def run_streaming(cmd, is_frame):
 
 
 PTS = re.compile(r"\(vs:sink\) \(\d+ bytes, dts: [^,]*, pts: (\d+):(\d+):(\d+)\.(\d+)")
-CAPS = re.compile(r"vs\.GstPad:sink: caps = video/x-raw.*?width=\(int\)(\d+), height=\(int\)(\d+)")
+# The sink's caps, as its pad's notify or its last-message's caps event prints them (escaped there).
+CAPS = re.compile(r"GstFakeSink:vs.*video/x-raw.*?width\\?=\\?\(int\\?\)(\d+).*?height\\?=\\?\(int\\?\)(\d+)")
 
 
 def play_gst(url):
@@ -174,7 +147,7 @@ def play_gst(url):
     first, lines, err, code = run_streaming(cmd, lambda l: PTS.search(l) is not None)
     pts = set()
     size = None
-    for line in lines:
+    for line in lines + err.splitlines():
         m = PTS.search(line)
         if m:
             h, mi, s, frac = m.groups()
@@ -226,7 +199,7 @@ def main():
         src = os.path.join(work, "src")
         os.makedirs(src)
         shutil.copyfile(os.path.join(ROOT, "Fixtures/media/image.jpg"), os.path.join(src, "000_filler.jpg"))
-        server = Server(args.videofeed, src, os.path.join(work, "cache"), work)
+        server = Server(args.videofeed, src, work)
         log(server.url)
         for n, path in enumerate(items):
             base = os.path.basename(path)
@@ -282,8 +255,8 @@ def main():
                 status = "FAIL" if any(f.startswith(label + ":") for f in failures) else "PASS"
                 log(f"{status} {label}: {result['frames']}/{result['expected']} pictures at "
                     f"{result['size']}, first after {ff if ff is None else round(ff, 3)} s")
-        if server.proc.poll() is not None:
-            failures.append("the server died: " + open(server.err_path).read()[-2000:])
+        if not server.alive:
+            failures.append("the server died: " + server.log())
     except Exception as e:  # noqa: BLE001 — a setup failure is reported, not a crash
         log(f"could not run: {e}")
         return 2

@@ -315,6 +315,8 @@ export class Card {
    *  one with UP_FACTOR's. The new rung's init is appended next (pump), then its segments from `m.next` on.
    *  Returns whether it switched. */
   adapt(m) {
+    // The next segment is here already (fetched ahead at this rung): play it, decide at the boundary after.
+    if (m.early.has(this.rendition.segments[m.next])) return false;
     const { w, h } = this.env.box();
     const renditions = this.item.renditions;
     const playing = this.rendition;
