@@ -111,6 +111,13 @@ extension ServeEngine {
         // A segment or init job is asked for by the renditions of the item's manifest: the source, opened again,
         // must plan the same ones (a probe that found another size would make other files, or none to index).
         switch key.artifact {
+        case .segments:
+            let names = plan.renditions.map(\.name)
+            let expected = knownManifest(folder)?.plan.renditions.map(\.name) ?? names
+            guard expected == names else {
+                throw Failure.failed("\(folder): opened again, the source plans renditions \(names) "
+                                     + "where its manifest has \(expected)")
+            }
         case .segment(let r, _), .initialization(let r):
             let names = plan.renditions.map(\.name)
             let expected = knownManifest(folder)?.plan.renditions.map(\.name) ?? names
@@ -162,6 +169,24 @@ extension ServeEngine {
                 made.files.append(.init(key: initKey, bytes: segment.initialization, onlyIfMissing: true))
             }
             made.files.append(.init(key: "\(folder)/\(name)/seg-\(k).m4s", bytes: segment.media))
+        case .segments(let k):
+            // One pass for every rendition when the manifest's origin serves (it does once the manifest is made, and
+            // its inits are cached with it), else one by one.
+            if let origin = knownManifest(folder)?.origin,
+               plan.renditions.allSatisfy({ cache.contains("\(folder)/\($0.name)/init.mp4") }),
+               let all = try transcoder.mediaSegments(k, origin: origin) {
+                for (r, segment) in all.enumerated() {
+                    made.files.append(.init(key: "\(folder)/\(plan.renditions[r].name)/seg-\(k).m4s", bytes: segment.media,
+                                            onlyIfMissing: true))
+                }
+            } else {
+                for r in plan.renditions.indices {
+                    let segment = try transcoder.segment(k, rendition: r)
+                    let base = "\(folder)/\(plan.renditions[r].name)/"
+                    made.files.append(.init(key: base + "init.mp4", bytes: segment.initialization, onlyIfMissing: true))
+                    made.files.append(.init(key: base + "seg-\(k).m4s", bytes: segment.media, onlyIfMissing: true))
+                }
+            }
         case .full:
             let work = try cache.workFolder()
             made.work = work

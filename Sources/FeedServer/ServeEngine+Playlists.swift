@@ -74,8 +74,8 @@ extension ServeEngine {
     static let readAheadStreams = 64
 
     /// A native player asked for `file` of `folder`: a media playlist starts reading ahead on that rendition (its
-    /// first segments), a segment of a rendition whose playlist was read moves it on (the next
-    /// ``readAheadSegments``). The page's requests (it never reads a media playlist) make nothing ahead: its
+    /// first segments; the second segment of every rendition in one pass once two renditions' playlists were read),
+    /// a segment of a rendition whose playlist was read moves it on (the next ``readAheadSegments``). The page's requests (it never reads a media playlist) make nothing ahead: its
     /// WebSocket says where its viewer is (``ViewerHub``). The work is prefetch work on the shared pool, with the
     /// priority of a viewer's current item, dropped when the stream is forgotten.
     func readAhead(folder: String, file: String) {
@@ -95,13 +95,32 @@ extension ServeEngine {
         let (viewer, forgotten) = readers.withLock { $0.viewer(for: stream, registering: registering) }
         if let forgotten { pool.want(viewer: forgotten, [:]) }
         guard let viewer else { return }
+        if registering, everyVariant(folder: folder, manifest: manifest) { return }
         var wants: [JobKey: Int] = [:]
         for k in from..<min(from + Self.readAheadSegments, manifest.plan.segmentCount) {
             let artifact = Artifact.segment(rendition: r, index: k)
             if let key = cacheKey(folder: folder, artifact: artifact, manifest: manifest), cache.contains(key) { continue }
+            // Being made for every rendition at once (the master playlist was read): that pass makes it.
+            if pool.state(of: JobKey(folder: folder, artifact: .segments(index: k))) != nil { continue }
             wants[JobKey(folder: folder, artifact: artifact)] = 1000 - (k - from)
         }
         pool.want(viewer: viewer, wants)
+    }
+
+    /// A player read the media playlists of two renditions or more of `folder` (ffmpeg's HLS demuxer opens every
+    /// variant and reads two segments of each before its first picture): the second segment of every rendition is
+    /// made in one pass (one decode for all of them) instead of one job per rendition, one after the other; the
+    /// single-rendition read-ahead of its streams is dropped. A player that plays one variant (AVPlayer, ExoPlayer,
+    /// GStreamer) keeps the single segment, made sooner. Returns whether it did.
+    private func everyVariant(folder: String, manifest: ItemManifest) -> Bool {
+        let streams = readers.withLock { $0.streams(of: folder) }
+        guard streams.count >= 2, manifest.plan.segmentCount > 1, !manifest.plan.isStill else { return false }
+        if manifest.plan.renditions.allSatisfy({ cache.contains("\(folder)/\($0.name)/seg-1.m4s") }) { return false }
+        for stream in streams { pool.want(viewer: stream, [:]) }
+        let (viewer, forgotten) = readers.withLock { $0.viewer(for: "\u{0}" + folder, registering: true) }
+        if let forgotten { pool.want(viewer: forgotten, [:]) }
+        if let viewer { pool.want(viewer: viewer, [JobKey(folder: folder, artifact: .segments(index: 1)): 1000]) }
+        return true
     }
 
     /// The streams native players read, each with the pool viewer id its read-ahead is wanted under (negative: the
@@ -128,6 +147,11 @@ extension ServeEngine {
             ids[stream] = -counter
             order.append(stream)
             return (-counter, forgotten)
+        }
+
+        /// The viewer ids of the rendition streams of `folder` (not the every-variant read-ahead's).
+        func streams(of folder: String) -> [Int] {
+            ids.compactMap { key, id in key.hasSuffix("\u{0}" + folder) && key != "\u{0}" + folder ? id : nil }
         }
 
         /// Forgets the streams of `folder` (retired), returning their viewer ids.

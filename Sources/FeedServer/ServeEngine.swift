@@ -284,9 +284,15 @@ public final class ServeEngine: Sendable {
             artifact = found
         }
         let key = folder + "/" + file
-        // Made, or evicted between the job and the read by another replica's cache: try twice.
+        // Made, or evicted between the job and the read by another replica's cache: try twice. A segment that a pass
+        // over every rendition is making (``readAhead(folder:file:)``) comes from that pass.
         for _ in 0..<3 {
             if let opened = open(key) { return opened }
+            if case .segment(_, let k) = artifact,
+               pool.state(of: JobKey(folder: folder, artifact: .segments(index: k))) != nil {
+                try await waitFor(JobKey(folder: folder, artifact: .segments(index: k)), item: entry.item.publicID)
+                if let opened = open(key) { return opened }
+            }
             try await waitFor(JobKey(folder: folder, artifact: artifact), item: entry.item.publicID)
         }
         throw Failure.failed("\(entry.item.publicID): \(file) could not be kept in the cache")
@@ -368,7 +374,7 @@ public final class ServeEngine: Sendable {
         case .poster: return folder + "/poster.jpg"
         case .initialization(let r): return "\(folder)/\(manifest.plan.renditions[r].name)/init.mp4"
         case .segment(let r, let k): return "\(folder)/\(manifest.plan.renditions[r].name)/seg-\(k).m4s"
-        case .full: return nil
+        case .segments, .full: return nil
         }
     }
 

@@ -13,6 +13,8 @@ public enum Artifact: Hashable, Sendable, CustomStringConvertible {
     case initialization(rendition: Int)
     /// Media segment `index` of rendition `rendition`.
     case segment(rendition: Int, index: Int)
+    /// Media segment `index` of every rendition, from one pass (for native players that read every variant).
+    case segments(index: Int)
     /// Every output of a batch run: the fast-start MP4s, the previews, all segments and playlists.
     case full
 
@@ -22,6 +24,7 @@ public enum Artifact: Hashable, Sendable, CustomStringConvertible {
         case .poster: "poster"
         case .initialization(let r): "init(r\(r))"
         case .segment(let r, let k): "seg(r\(r),\(k))"
+        case .segments(let k): "seg(all,\(k))"
         case .full: "full"
         }
     }
@@ -34,7 +37,7 @@ public enum Artifact: Hashable, Sendable, CustomStringConvertible {
     var requestRank: Int {
         switch self {
         case .poster: 0
-        case .manifest, .initialization, .segment, .full: 1
+        case .manifest, .initialization, .segment, .segments, .full: 1
         }
     }
 
@@ -43,7 +46,7 @@ public enum Artifact: Hashable, Sendable, CustomStringConvertible {
     /// where a segment job holds one. ``WorkPool/wideWorkers`` bounds how many run together.
     public var isWide: Bool {
         switch self {
-        case .manifest, .full: true
+        case .manifest, .segments, .full: true
         case .poster, .initialization, .segment: false
         }
     }
@@ -53,7 +56,7 @@ public enum Artifact: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .manifest, .poster, .initialization: true
         case .segment(_, let index): index == 0
-        case .full: false
+        case .segments, .full: false
         }
     }
 }

@@ -86,4 +86,36 @@ import Testing
         #expect(!server.engine.cache.contains("\(folder)/\(name)/seg-3.m4s"))
         #expect(server.engine.pool.state(of: JobKey(folder: folder, artifact: .segment(rendition: 0, index: 3))) == nil)
     }
+
+    @Test func aPlayerThatReadsEveryVariantGetsTheirSecondSegmentsFromOnePass() async throws {
+        let root = try ServeFeeds.folder([TestFixtures.transcode("long_gop_b.mp4")])
+        let server = try await ServerHarness.start(ServeFeeds.loader(root))
+        defer { Task { await server.stop() } }
+        let card = try #require(try await server.allCards(pending: true).first)
+        let hls = try #require(card["hls"] as? String)
+        let folder = String(hls.dropFirst("/media/".count).dropLast("/master.m3u8".count))
+        let master = String(decoding: try await server.get(hls).body, as: UTF8.self)
+        let playlists = master.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
+        #expect(playlists.count == 3)
+        // One variant read: its own second segment, alone.
+        #expect(try await server.get("/media/\(folder)/\(playlists[0])").status == 200)
+        #expect(server.engine.pool.state(of: JobKey(folder: folder, artifact: .segments(index: 1))) == nil)
+        // A second variant read (ffmpeg's demuxer reads them all): one pass for every rendition's second segment.
+        #expect(try await server.get("/media/\(folder)/\(playlists[1])").status == 200)
+        let names = playlists.map { String($0.split(separator: "/")[0]) }
+        var made = false
+        for _ in 0..<600 where !made {
+            made = names.allSatisfy { server.engine.cache.contains("\(folder)/\($0)/seg-1.m4s") }
+            if !made { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(made, "every rendition's second segment was not made ahead")
+        // Each is what the page would get alone: byte-identical to a segment made for one rendition.
+        let file = try MediaFile(path: TestFixtures.transcode("long_gop_b.mp4"))
+        let transcoder = try Transcoder(file: file, settings: TranscodeSettings())
+        for (r, name) in names.enumerated() {
+            let alone = try transcoder.segment(1, rendition: r)
+            let served = try await server.get("/media/\(folder)/\(name)/seg-1.m4s")
+            #expect(served.body == alone.media, "\(name)/seg-1.m4s differs from the segment made alone")
+        }
+    }
 }

@@ -151,6 +151,31 @@ public final class Transcoder {
         return segment
     }
 
+    /// Media segment `index` of every rendition, in the plan's order, from one pass (one decode, one filter graph
+    /// split into every rendition), each byte-identical to ``mediaSegment(_:rendition:origin:)``'s, without
+    /// initialisation segments; nil when the origin does not serve (segment 0, a still, an origin without every
+    /// rendition): then make them one by one. A native HLS player that reads every variant before it plays (ffmpeg's
+    /// demuxer) waits for one pass instead of one per rendition.
+    /// - Throws: as ``segment(_:rendition:)``.
+    public func mediaSegments(_ index: Int, origin: TranscodeOrigin) throws -> [TranscodedSegment]? {
+        guard index > 0, index < plan.segmentCount, !plan.isStill else { return nil }
+        for rendition in plan.renditions {
+            guard let time = origin.firstPictureTimes[rendition.name] else { return nil }
+            firstPictureTime[rendition.name] = time
+        }
+        itemDisplay = origin.display
+        do {
+            var made = try segments(index, rungs: Array(plan.renditions.indices), batch: nil).segments
+            for n in made.indices { made[n].initialization = [] }
+            return made
+        } catch let error as WindowError where error.windowFrames == 0 && error.error.kind == .invalidData {
+            throw MediaError(.invalidData, operation: MediaError.pastEndOperation, item: file.item,
+                             message: "segment \(index) holds no picture: the video ends before it")
+        } catch let error as WindowError {
+            throw error.error
+        }
+    }
+
     /// What the passes so far learnt from the item's start (its first picture as shown, each rendition's first
     /// picture time), for ``mediaSegment(_:rendition:origin:)``; nil until a pass from the start ran
     /// (``firstSegments()``, ``initializationSegment(rendition:)``, segment 0) and for a still.
