@@ -42,7 +42,7 @@ import tempfile
 import time
 import urllib.request
 
-from serve_process import ServeProcess
+from serve_process import ServeProcess, media_files
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -332,21 +332,14 @@ def main():
     try:
         folder = os.path.join(work, "feed")
         os.makedirs(folder)
-        def expand(paths):
-            out = []
-            for a in paths:
-                if os.path.isdir(a):
-                    out += sorted(os.path.join(a, n) for n in os.listdir(a) if os.path.splitext(n)[1].lower() in MEDIA_EXT)
-                else:
-                    out.append(a)
-            return out
         if args.items:
-            files = expand(args.items)
+            files = media_files(args.items, MEDIA_EXT)
         else:
             made = os.path.join(work, "made")
             os.makedirs(made)
             busy = make_busy_clips(made, 12)
-            fixtures = expand([os.path.join(ROOT, "Fixtures/media"), os.path.join(ROOT, "Fixtures/transcode")])
+            fixtures = media_files([os.path.join(ROOT, "Fixtures/media"), os.path.join(ROOT, "Fixtures/transcode")],
+                                   MEDIA_EXT)
             files = []
             for n in range(max(len(busy), len(fixtures))):
                 files += busy[n:n + 1] + fixtures[n:n + 1]

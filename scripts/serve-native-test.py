@@ -37,7 +37,7 @@ import time
 import urllib.parse
 import urllib.request
 
-from serve_process import ServeProcess
+from serve_process import ServeProcess, media_files
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -66,13 +66,7 @@ def items_from(args, work):
     if not args:
         return [make_synthetic(work)] + [os.path.join(ROOT, "Fixtures/media", n)
                                           for n in ("h264_portrait.mp4", "rotate90.mp4", "vp9.webm")]
-    out = []
-    for a in args:
-        if os.path.isdir(a):
-            out += sorted(os.path.join(a, n) for n in os.listdir(a) if os.path.splitext(n)[1].lower() in MEDIA_EXT)
-        else:
-            out.append(a)
-    return out
+    return media_files(args, MEDIA_EXT)
 
 
 class Server(ServeProcess):

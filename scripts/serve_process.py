@@ -15,6 +15,17 @@ import threading
 import time
 
 
+def media_files(paths, extensions):
+    """Each path that is a file, and the files of each folder whose extension is in `extensions`, sorted by name."""
+    out = []
+    for a in paths:
+        if os.path.isdir(a):
+            out += sorted(os.path.join(a, n) for n in os.listdir(a) if os.path.splitext(n)[1].lower() in extensions)
+        else:
+            out.append(a)
+    return out
+
+
 class ServeProcess:
     def __init__(self, videofeed, folder, work, extra=(), start_timeout=60):
         self.err_path = os.path.join(work, "serve.err")
