@@ -55,6 +55,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 VIEWPORT = {"width": 405, "height": 720}
 NOTICE_S = 10           # a change of the folder must reach the page within this
+ATTACHED = 2            # cards attached on each side of the current one (view.js KEEP)
 SETTLE_S = 0.6          # after a move, the position must stay put this long (exactly one card)
 
 # Runs in the page before its scripts: media `error` events, `videofeed:firstframe` events, and a sample of the
@@ -386,8 +387,13 @@ class Run:
         victim = s["publicId"]
         self.wait_plays(page, victim, "before its file went")
         self.folder.remove(victim)
-        self.move(page)
-        s = self.move(page, "ArrowUp")
+        # Past the attached window and back: a card still attached holds its segments (a short clip loops from its
+        # buffer and asks for nothing); one detached and attached again must ask for its media.
+        away = ATTACHED + 1
+        for _ in range(away):
+            self.move(page)
+        for _ in range(away):
+            s = self.move(page, "ArrowUp")
         if s["publicId"] != victim:
             raise CheckFailed(f"back up shows {s['publicId']}, not {victim}")
         try:
