@@ -2,6 +2,7 @@ import EngineSupport
 import Feed
 import Foundation
 import Media
+import Prefetch
 import Thumbnails
 import Transcoding
 

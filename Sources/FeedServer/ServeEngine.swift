@@ -3,6 +3,7 @@ import Feed
 import Foundation
 import Logging
 import Media
+import Prefetch
 import Thumbnails
 import Transcoding
 

@@ -1,3 +1,4 @@
+import Prefetch
 import Prometheus
 
 /// The server's Prometheus metrics (`GET /metrics`): prefetch hits and misses, work made, served and cancelled, the

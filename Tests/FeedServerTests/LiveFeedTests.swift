@@ -2,8 +2,9 @@ import EngineSupport
 import Feed
 @testable import FeedServer
 import Foundation
-import Testing
+import Prefetch
 import TestSupport
+import Testing
 
 /// Issue 38: the served feed follows its source — arrivals listed, removals gone (410) with their work and cache,
 /// replacements versioned, files still being written held back, paging stable by item, viewers told.

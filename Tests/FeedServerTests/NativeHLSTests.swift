@@ -2,6 +2,7 @@ import Feed
 @testable import FeedServer
 import Foundation
 import Media
+import Prefetch
 import TestSupport
 import Testing
 
