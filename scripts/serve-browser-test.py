@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Browser tests of the `videofeed serve` page, in headless Chromium through Playwright.
 
-Usage: python3 scripts/serve-browser-test.py [--only NAME[,NAME]] [--timeout S] [--screenshot PATH] BASE_URL
+Usage: python3 scripts/serve-browser-test.py [--only NAME[,NAME]] [--timeout S] [--screenshot PATH] [--policy NAME]
+       BASE_URL
 
 BASE_URL is a running server, e.g. `videofeed serve Fixtures/serve/feed.json --port 8090 --cache /tmp/servecache`
 then `python3 scripts/serve-browser-test.py http://127.0.0.1:8090`. The checks read the listing from
@@ -23,7 +24,8 @@ Checks (one line each, PASS or FAIL with the detail):
   goes-on    after the error card, the next ArrowDown plays the next item
   paging     the first page held 3 cards and the next pages came as the viewer went on (?limit=3)
   wrap       ArrowDown from the last item shows the first one again (position = total, index 0) and it plays; at
-             most 5 cards hold a MediaSource after going around the feed
+             most the page window's cards (5 with the default policy: current ± 2) hold a MediaSource after going
+             around the feed
   media      every /media/ request of that walk was answered 2xx/304 (a segment the listing names but the server
              cannot make fails here even when the page plays around it); the one exception is the poster of an item
              the listing marks with `error`, which the page asks for while the card is still pending
@@ -45,6 +47,11 @@ Checks (one line each, PASS or FAIL with the detail):
              (items 1 and 2), not the current card's
   overlay    `d` shows the debug overlay with the engine's window from the WebSocket (states of current ± 2) and
              the last swipe's first-frame time; `d` again hides it
+  window     the page's window is the server's policy's (--policy, the name the server was started with; default
+             staged): its `policy` message names it and window.videofeed.pageWindow is the window PAGE_WINDOWS gives
+             for it (the default's: +2/-2, posters ±3); one card past `behind` into the feed, exactly the cards from
+             current - behind to current + ahead hold a <video> (error cards aside) and the posters loaded are those
+             within ±posters; a page whose WebSocket never answers keeps the default's window
 
 --screenshot PATH saves a screenshot (405x720 portrait viewport) of the first card playing, for docs/.
 
@@ -64,6 +71,10 @@ import urllib.request
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 VIEWPORT = {"width": 405, "height": 720}
 SETTLE_S = 0.6          # after a move, the index must stay put this long (exactly one card)
+# The page window (ahead, behind, posters) of each policy the `window` check knows (Sources/Prefetch/PageWindow.swift:
+# attached to the farthest offsets the policy prepares to a first frame, posters one card beyond); forwardN is (N, 0,
+# N + 1).
+PAGE_WINDOWS = {"staged": (2, 2, 3), "window": (2, 2, 3), "tiktokLike": (4, 0, 5), "swipeAware": (1, 0, 2)}
 
 # Runs in the page before its scripts: every media `error` event (they do not bubble; a capturing listener on
 # window sees them) and every `videofeed:firstframe` event are recorded.
@@ -390,8 +401,11 @@ class Run:
                 raise CheckFailed(f"after the last item: {s['publicId']} at position {s['position']}")
             if not self.items[0].get("error"):
                 self.wait_playing(page, self.items[0])
-            if s["attached"] > 5:
-                raise CheckFailed(f"{s['attached']} cards hold a MediaSource (at most 5: current ± 2)")
+            w = page.evaluate("window.videofeed.pageWindow")
+            most = w["ahead"] + w["behind"] + 1
+            if s["attached"] > most:
+                raise CheckFailed(f"{s['attached']} cards hold a MediaSource (at most {most}: current "
+                                  f"+{w['ahead']}/-{w['behind']})")
             if "i=0" not in s["hash"]:
                 raise CheckFailed(f"hash {s['hash']} after the wrap")
             return f"position {n} shows index 0 {s['publicId']} again and plays; {s['attached']} cards attached"
@@ -660,6 +674,66 @@ class Run:
         line = next((l for l in text.splitlines() if l.startswith("window")), "")
         return f"overlay: {line.strip()}"
 
+    def page_window(self):
+        name = self.args.policy
+        m = re.fullmatch(r"forward(\d+)", name)
+        expected = (int(m.group(1)), 0, int(m.group(1)) + 1) if m else PAGE_WINDOWS.get(name)
+        if expected is None:
+            raise CheckFailed(f"no page window known for policy {name!r} (PAGE_WINDOWS)")
+        ahead, behind, posters = expected
+        # Without the server's word (a WebSocket that never answers), the default policy's window.
+        quiet = self.page(before=lambda p: p.route_web_socket("**/api/ws", lambda ws: None))
+        fallback = quiet.evaluate("[window.videofeed.pageWindow, window.videofeed.policy]")
+        self.close(quiet)
+        if fallback != [{"ahead": 2, "behind": 2, "posters": 3}, None]:
+            raise CheckFailed(f"with no word from the server the page keeps {fallback}, not the default +2/-2 ±3")
+        page = self.page()
+        try:
+            page.wait_for_function("n => window.videofeed.policy === n", arg=name, timeout=15000)
+        except Exception:
+            raise CheckFailed(f"the page was not told policy {name!r}: policy {page.evaluate('window.videofeed.policy')!r}"
+                              f", WebSocket {self.state(page)['socket']}")
+        got = page.evaluate("window.videofeed.pageWindow")
+        if (got["ahead"], got["behind"], got["posters"]) != expected:
+            raise CheckFailed(f"policy {name}: page window {got}, wanted ahead {ahead}, behind {behind}, "
+                              f"posters {posters}")
+        # One card past `behind` into the feed: a card behind the window is there to be let go.
+        c = behind + 1
+        if len(self.items) < c + ahead + 2:
+            raise CheckFailed(f"needs a feed of at least {c + ahead + 2} items, this one has {len(self.items)}")
+        for k in range(1, c + 1):
+            page.keyboard.press("ArrowDown")
+            self.wait_index(page, k, f"ArrowDown to {k}")
+        cards_js = '''() => Array.from(document.querySelectorAll('.card')).map(el => ({ pos: +el.dataset.pos,
+            video: !!el.querySelector('video'), poster: !!el.querySelector('img.poster[src]'),
+            failed: el.classList.contains('failed') || el.classList.contains('gone') }))'''
+
+        def attached_now():
+            cards = page.evaluate(cards_js)
+            want = sorted(x["pos"] for x in cards if c - behind <= x["pos"] <= c + ahead and not x["failed"])
+            have = sorted(x["pos"] for x in cards if x["video"])
+            return cards, want, have
+        deadline = time.monotonic() + self.args.timeout
+        while True:
+            cards, want, have = attached_now()
+            if want == have or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        time.sleep(1.0)             # and it stays so
+        cards, want, have = attached_now()
+        if want != have:
+            raise CheckFailed(f"policy {name} at position {c}: cards {have} hold a <video>, wanted {want}")
+        count = page.evaluate("window.videofeed.attached")
+        if count != len(want):
+            raise CheckFailed(f"window.videofeed.attached is {count}, {len(want)} cards hold a <video>")
+        far = [x["pos"] for x in cards if x["poster"] and abs(x["pos"] - c) > posters]
+        missing = [x["pos"] for x in cards if not x["poster"] and not x["failed"] and abs(x["pos"] - c) <= posters]
+        if far or missing:
+            raise CheckFailed(f"posters past ±{posters} of {c}: {far}; missing within: {missing}")
+        self.close(page)
+        return (f"policy {name}: page window +{ahead}/-{behind} posters ±{posters}; at position {c} cards {have} "
+                f"attached; no word from the server: the default's +2/-2 ±3")
+
     def screenshot(self, path):
         first = next((i for i, it in enumerate(self.items) if not it.get("error")), 0)
         page = self.page(f"#i={first}")
@@ -689,6 +763,7 @@ class Run:
         self.check("jump", self.jump)
         self.check("abandon", self.abandon)
         self.check("overlay", self.overlay)
+        self.check("window", self.page_window)
         if self.args.screenshot:
             self.screenshot(self.args.screenshot)
         self.browser.close()
@@ -705,6 +780,8 @@ def main():
                         help="comma-separated check names (play, play:<public_id>, wrap, ...)")
     parser.add_argument("--timeout", type=float, default=45, help="seconds an item may take to play (default 45)")
     parser.add_argument("--screenshot", metavar="PATH", help="save a screenshot of a card playing")
+    parser.add_argument("--policy", default="staged",
+                        help="the --policy the server runs (the `window` check's expected page window; default staged)")
     args = parser.parse_args()
     try:
         from playwright.sync_api import sync_playwright

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test`'s checks of `videofeed serve` as a user meets it: serves Fixtures/serve/feed.json with the built videofeed
 # (debug unless VIDEOFEED is set) on a free port with a fresh cache, runs the page's browser tests in headless Chromium
-# (scripts/serve-browser-test.py) and then a short load test (scripts/serve-load.py: 4 viewers for 10 s, no 5xx, no stall, memory bounded,
+# (scripts/serve-browser-test.py; its `window` check again on a second server with `--policy tiktokLike`, whose page
+# window differs from the default's) and then a short load test (scripts/serve-load.py: 4 viewers for 10 s, no 5xx, no stall, memory bounded,
 # initialisation segments identical to what `videofeed transcode` writes for the same feed), then the request fuzzer
 # against the same server (scripts/serve-fuzz.py: random paths, queries, headers, methods, protocol junk and WebSocket
 # messages for SERVE_FUZZ_SECONDS, default 60, seed SERVE_FUZZ_SEED, default 1: no 5xx but 503, no connection left
@@ -13,8 +14,10 @@ cd "$(dirname "$0")/.."
 VIDEOFEED=${VIDEOFEED:-$(swift build --show-bin-path)/videofeed}
 work=$(mktemp -d /tmp/vfe-serve.XXXXXX)
 pid=
+pid2=
 cleanup() {
   if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  if [ -n "$pid2" ]; then kill -TERM "$pid2" 2>/dev/null || true; wait "$pid2" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -34,6 +37,19 @@ url=$(sed -n 's/^listening on \(http:[^ ]*\)\/$/\1/p' "$work/serve.out" | head -
 [ -n "$url" ] || { echo "serve-check: no 'listening on' line" >&2; exit 1; }
 echo "serve-check: $url"
 python3 scripts/serve-browser-test.py "$url"
+# The page's window is the server's policy's: a policy asking for another window (4 ahead, none behind) gets it.
+"$VIDEOFEED" serve "$feed" --port 0 --cache "$work/cache2" --log-level warning --policy tiktokLike \
+  >"$work/serve2.out" 2>"$work/serve2.err" &
+pid2=$!
+for _ in $(seq 1 300); do
+  grep -q "listening on" "$work/serve2.out" 2>/dev/null && break
+  kill -0 "$pid2" 2>/dev/null || { cat "$work/serve2.err" >&2; echo "serve-check: the second server did not start" >&2; exit 1; }
+  sleep 0.1
+done
+url2=$(sed -n 's/^listening on \(http:[^ ]*\)\/$/\1/p' "$work/serve2.out" | head -1)
+[ -n "$url2" ] || { echo "serve-check: no 'listening on' line from the second server" >&2; exit 1; }
+python3 scripts/serve-browser-test.py "$url2" --only window --policy tiktokLike
+kill -TERM "$pid2"; wait "$pid2" 2>/dev/null || true; pid2=
 # Every initialisation and media segment served must match the batch's byte for byte.
 python3 scripts/serve-load.py "$url" --viewers 4 --seconds 10 --seed 1 --batch "$work/batch" --pid "$pid"
 python3 scripts/serve-fuzz.py "$url" --seconds "${SERVE_FUZZ_SECONDS:-60}" --seed "${SERVE_FUZZ_SEED:-1}" --pid "$pid" ||

@@ -55,7 +55,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 VIEWPORT = {"width": 405, "height": 720}
 NOTICE_S = 10           # a change of the folder must reach the page within this
-ATTACHED = 2            # cards attached on each side of the current one (view.js KEEP)
+# Cards attached on each side of the current one: the page's window (window.videofeed.pageWindow), which the server's
+# --policy sets (serve.md, "The page's window"); read from the page once its server has said it (attached_behind()).
 SETTLE_S = 0.6          # after a move, the position must stay put this long (exactly one card)
 
 # Runs in the page before its scripts: media `error` events, `videofeed:firstframe` events, and a sample of the
@@ -204,6 +205,15 @@ class Run:
         page.context.close()
         if errors:
             raise CheckFailed(f"script errors: {errors[:3]}")
+
+    def attached_behind(self, page):
+        """The cards the page keeps attached behind the current one (its window's `behind`), once the server's
+        `policy` message said the window (else the page's default)."""
+        try:
+            page.wait_for_function("window.videofeed.policy !== null", timeout=NOTICE_S * 1000)
+        except Exception:
+            raise CheckFailed(f"the server's policy did not reach the page within {NOTICE_S} s")
+        return page.evaluate("window.videofeed.pageWindow.behind")
 
     def move(self, page, key="ArrowDown"):
         """One key press; waits until the position has moved by one and stays there; returns the state."""
@@ -389,7 +399,7 @@ class Run:
         self.folder.remove(victim)
         # Past the attached window and back: a card still attached holds its segments (a short clip loops from its
         # buffer and asks for nothing); one detached and attached again must ask for its media.
-        away = ATTACHED + 1
+        away = self.attached_behind(page) + 1
         for _ in range(away):
             self.move(page)
         for _ in range(away):

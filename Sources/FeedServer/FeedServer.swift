@@ -382,6 +382,9 @@ public struct FeedServer: Sendable {
         let hello = FeedReply(generation: await catalog.generation, total: await catalog.total,
                               head: head?.item.publicID, removed: [])
         try await outbound.write(.text(String(decoding: try encoder.encode(hello), as: UTF8.self)))
+        // Then the window the page keeps, as the server's policy asks: the page attaches and frees cards by it.
+        let window = PolicyReply(policy: hub.policy.name, window: hub.pageWindow)
+        try await outbound.write(.text(String(decoding: try encoder.encode(window), as: UTF8.self)))
         try await withThrowingTaskGroup(of: Void.self) { group in
             // What the server says unasked (the listing changed), until the session ends.
             group.addTask {
@@ -498,6 +501,26 @@ struct SwipeReply: Encodable {
     var index: Int
     var item: String?
     var hit: Bool
+}
+
+/// `{"type":"policy","name":…,"attach":{"ahead":…,"behind":…},"posters":…}`: the server's prefetch policy by name
+/// and the window it asks of the page (``PageWindow``): cards attached after and before the current one, and cards
+/// with their poster loaded on each side. Sent once a session, right after the first `feed` message.
+struct PolicyReply: Encodable {
+    struct Attach: Encodable {
+        var ahead: Int
+        var behind: Int
+    }
+    var type = "policy"
+    var name: String
+    var attach: Attach
+    var posters: Int
+
+    init(policy: String, window: PageWindow) {
+        name = policy
+        attach = Attach(ahead: window.ahead, behind: window.behind)
+        posters = window.posters
+    }
 }
 
 /// `{"type":"window","current":…,"items":[{"index":…,"state":…}]}`: current ± 2 as the engine sees them.

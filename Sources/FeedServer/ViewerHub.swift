@@ -34,15 +34,18 @@ public final class ViewerHub: Sendable {
         var rendition: String? = nil
         /// The most bits per second the page's network affords (its estimate, with its margin), when it said.
         var bandwidth: Int? = nil
-        var current: Int? = nil
+        /// Where the viewer is and its recent swipes (nil until it first says where it is): moved by
+        /// ``FeedPosition``'s rule, as FeedPlayer and PolicyLab move their viewers.
+        var position: FeedPosition? = nil
         /// The public ID on screen, when the page said it (positions move as a watched feed changes).
         var currentItem: String? = nil
         var time: Double = 0
-        var history: [Swipe] = []
     }
 
     let engine: ServeEngine
     let policy: any PrefetchPolicy
+    /// The window the page keeps around its current card, as ``policy`` asks (told to each viewer on connect).
+    public let pageWindow: PageWindow
     private let viewers = Locked<[Int: Viewer]>([:])
     /// What the server tells each viewer without being asked (the listing changed), by viewer.
     private let outboxes = Locked<[Int: AsyncStream<String>.Continuation]>([:])
@@ -53,6 +56,7 @@ public final class ViewerHub: Sendable {
     public init(engine: ServeEngine, policy: any PrefetchPolicy) {
         self.engine = engine
         self.policy = policy
+        self.pageWindow = PageWindow(policy: policy)
     }
 
     /// A new viewer's id.
@@ -113,33 +117,41 @@ public final class ViewerHub: Sendable {
         var index = hint
         if let item, let at = await catalog.position(of: item) { index = at }
         let now = Date().timeIntervalSince(started)
-        let seen = viewers.withLock { v -> (viewer: Viewer, moved: Bool)? in
+        // The item on screen (its listing page loaded if need be), then the feed's length, which that page may grow.
+        let current = try? await catalog.entry(at: index)
+        let total = await catalog.total
+        let loaded = await catalog.loadedCount
+        // The feed as far as it is known, and at least up to the viewer's item.
+        let length = max(total ?? loaded, index + 1)
+        let wraps = total != nil
+        let seen = viewers.withLock { v -> (viewer: Viewer, position: FeedPosition, moved: Bool)? in
             guard var state = v[viewer] else { return nil }
-            let moved = item != nil && state.currentItem != nil ? state.currentItem != item : state.current != index
-            if let current = state.current, moved {
-                state.history.append(Swipe(time: now, from: current, to: index))
-                if state.history.count > 32 { state.history.removeFirst(state.history.count - 32) }
-            }
-            state.current = index
+            // Another item on screen: by its public ID when both are known (the listing may have moved it), else by
+            // index. The first position said is a move (it counts as a hit or a miss) but not a swipe.
+            let moved = item != nil && state.currentItem != nil
+                ? state.currentItem != item : state.position?.current != index
+            var position = state.position ?? FeedPosition(length: length, wraps: wraps, current: index)
+            position.length = length
+            position.wraps = wraps
+            // FeedPosition's rule: a move to another index is a swipe and joins the history (the last
+            // ``FeedPosition/historyLimit``); the same item at a new index (the listing changed) is only placed.
+            if moved { position.move(.jump(index), at: now) } else { position.place(at: index) }
+            state.position = position
             state.currentItem = item
             if time.isFinite { state.time = max(0, time) }
             v[viewer] = state
-            return (state, moved)
+            return (state, position, moved)
         }
         guard let seen else { return Answer(hit: nil, window: []) }
         var hit: Bool? = nil
         // The viewer waits for this item's files: its requests run before those for other items.
-        let current = try? await catalog.entry(at: index)
         engine.pool.focus(viewer: viewer, on: current?.folder)
         if seen.moved, let entry = current {
             hit = firstSegmentKey(entry.folder, for: seen.viewer).map(engine.cache.contains) ?? false
             if hit == true { engine.metrics.prefetchHits.increment() } else { engine.metrics.prefetchMisses.increment() }
         }
-        let total = await catalog.total
-        let loaded = await catalog.loadedCount
-        let length = total ?? loaded
-        let context = PrefetchContext(current: index, feedLength: max(length, index + 1), wraps: total != nil,
-                                      history: seen.viewer.history, now: now)
+        let context = PrefetchContext(current: seen.position.current, feedLength: length, wraps: wraps,
+                                      history: seen.position.history, now: now)
         var wants: [JobKey: Int] = [:]
         func want(_ key: JobKey, _ priority: Int) {
             wants[key] = max(wants[key] ?? Int.min, priority)
@@ -189,7 +201,9 @@ public final class ViewerHub: Sendable {
     /// The listing changed (a watched source): every viewer's window is planned again where its item is now (work
     /// for items that went is dropped), and each viewer is told (`{"type":"feed",…}`), with the public IDs removed.
     func feedChanged(_ change: FeedChange, generation: Int, total: Int?, head: String?) async {
-        let placed = viewers.withLock { v in v.compactMap { id, state in state.current.map { (id, $0, state.currentItem) } } }
+        let placed = viewers.withLock { v in
+            v.compactMap { id, state in state.position.map { (id, $0.current, state.currentItem) } }
+        }
         for (viewer, index, item) in placed {
             _ = await move(viewer, to: index, item: item, time: .nan)
         }

@@ -172,13 +172,14 @@ public enum LoopbackHTTP {
             }
         }
 
-        /// The next text message that is not the server's unasked listing news (`{"type":"feed",…}`, sent on
-        /// connect and whenever a watched feed changes).
+        /// The next text message the server did not send unasked: not its listing news (`{"type":"feed",…}`, sent
+        /// on connect and whenever a watched feed changes) nor its page window (`{"type":"policy",…}`, on connect).
         public func receive() throws -> String {
             while true {
                 let text = try receiveAny()
                 let message = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
-                if message?["type"] as? String != "feed" { return text }
+                let type = message?["type"] as? String
+                if type != "feed" && type != "policy" { return text }
             }
         }
 

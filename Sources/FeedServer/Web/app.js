@@ -26,7 +26,7 @@ const MAX_SWIPES = 1000;      // swipes kept for `window.videofeed.swipes`
 
 const state = { ready: false, socketStatus: 'connecting', window: null, lastSwipe: null, swipes: [], errors: [],
                 warnings: [], hello: null, removed: [], lastFeed: null, newItems: false, refreshing: null,
-                refreshes: 0, switches: [] };
+                refreshes: 0, switches: [], policy: null };
 const MAX_SWITCHES = 1000;    // rung switches kept for `window.videofeed.switches`
 
 const settings = {
@@ -121,10 +121,14 @@ function sayHello(card) {
 // A new estimate may change the rung new cards start with: the server's prefetch follows.
 meter.onChange(() => sayHello(view.card));
 
-/** The server's answers: `swipe` {index, hit}, `window` {current, items} and `feed` {generation, total, head,
- *  removed}. */
+/** The server's answers: `swipe` {index, hit}, `window` {current, items}, `feed` {generation, total, head,
+ *  removed} and, on connect, `policy` {name, attach: {ahead, behind}, posters}: the window the page keeps. */
 function answer(msg) {
-  if (msg.type === 'feed') {
+  if (msg.type === 'policy') {
+    const attach = msg.attach || {};
+    view.setWindow({ ahead: attach.ahead, behind: attach.behind, posters: msg.posters });
+    state.policy = typeof msg.name === 'string' ? msg.name : null;
+  } else if (msg.type === 'feed') {
     const marked = feed.live(msg);
     if (!state.lastFeed || !Number.isInteger(msg.generation) || !Number.isInteger(state.lastFeed.generation)
         || msg.generation >= state.lastFeed.generation) {
@@ -164,6 +168,7 @@ function snapshot() {
     index: view.current < 0 ? -1 : view.indexAt(view.current), position: view.current, total: feed.total,
     generation: feed.generation, newItems: state.newItems,
     publicId: card ? card.item.public_id : null, cards: view.cards.length, attached: view.attached, playhead,
+    pageWindow: view.window, policy: state.policy,
   };
 }
 
@@ -328,8 +333,14 @@ Object.defineProperty(window, 'videofeed', {
     get total() { return feed.total; },
     /** Cards loaded (positions in the page). */
     get cards() { return view.cards.length; },
-    /** Cards with a MediaSource attached (at most 5). */
+    /** Cards with a MediaSource attached (at most pageWindow.ahead + pageWindow.behind + 1). */
     get attached() { return view.attached; },
+    /** The window the page keeps around the current card, {ahead, behind, posters}: cards attached after and
+     *  before it, cards with their poster loaded on each side. The server's policy's (its `policy` message), the
+     *  default policy's (+2/-2, posters ±3) until it says. */
+    get pageWindow() { return { ...view.window }; },
+    /** The server's prefetch policy by name, once its `policy` message came (null before). */
+    get policy() { return state.policy; },
     /** {at: performance.now() of the input, source, index, position, publicId, firstFrameMs, hit}. */
     get lastSwipe() { return state.lastSwipe ? { ...state.lastSwipe } : null; },
     get swipes() { return state.swipes.map(s => ({ ...s })); },

@@ -8,8 +8,9 @@
 // codecs differ), then its segments from there on — every rung's segment k covers the same span.
 //
 // On a slow link the card on screen comes first: a neighbour's fetch waits (3 s at most) while it has less than
-// SHORT_S buffered ahead and more to fetch; the cards ahead (+1, +2), their first segment held, fetch what follows it
-// up to EARLY_S and keep it for the swipe; a segment of the playing card whose bytes come too slowly for what is
+// SHORT_S buffered ahead and more to fetch; the cards attached ahead (view.js: as many as the server's policy
+// prepares ahead, +1 and +2 by default), their first segment held, fetch what follows it up to EARLY_S and keep it
+// for the swipe; a segment of the playing card whose bytes come too slowly for what is
 // buffered is given up for the smallest rung (getPlaying).
 //
 // Loops without a seam: an item up to UNROLL_S long (and UNROLL_BYTES of media) keeps what it appended, and once
@@ -27,9 +28,9 @@
 // as it is now (env.lookup); a new version starts the card again with it (once), an item the server no longer has
 // shows the calm "This video was removed" card (not the error card), and the feed goes on.
 //
-// Life of a card:   near()      poster loaded (current ± 3)
-//                   preload()   MediaSource attached, init appended, seg-0 fetched and held (current ± 2): the
-//                               poster shows (it is the first frame)
+// Life of a card:   near()      poster loaded (within the window's posters: current ± 3 by default)
+//                   preload()   MediaSource attached, init appended, seg-0 fetched and held (the window's attached
+//                               cards: current ± 2 by default): the poster shows (it is the first frame)
 //                   activate()  seg-0 appended, plays (muted unless unmuted), loops, streams the rest ahead
 //                   deactivate() paused; the next preload() attaches it afresh with seg-0 held again
 //                   free()      MediaSource detached (removeAttribute('src'), load()), fetches aborted
@@ -132,8 +133,8 @@ export class Card {
   get attached() { return !!this.media; }
 
   /** Attach a MediaSource, append init and fetch seg-0 to hold until activate(). Idempotent, but a card played
-   *  since it was attached is attached afresh: its first frame would be presented already. With `early` (the next
-   *  card), the segments that start within EARLY_S are fetched too once seg-0 is held, and kept for activate(): on a
+   *  since it was attached is attached afresh: its first frame would be presented already. With `early` (a card
+   *  attached ahead of the current one), the segments that start within EARLY_S are fetched too once seg-0 is held, and kept for activate(): on a
    *  slow network the next segments are then not what the viewer waits for a second after the swipe. */
   preload(early = !!this.early) {
     this.near();

@@ -1,7 +1,7 @@
 // overlay.js — the debug overlay (toggle with `d`): the WebSocket, the rendition, the engine's window as the server
 // last sent it (current ± 2 with ready / working / queued / failed), hit or miss of the last swipe and the time from
-// that input to the new card's first painted frame, cards loaded and attached, errors and warnings, the listing's
-// generation and whether newer items wait above.
+// that input to the new card's first painted frame, cards loaded and attached with the page's window (the server's
+// policy's), errors and warnings, the listing's generation and whether newer items wait above.
 
 export class Overlay {
   /** @param {() => object} read  a snapshot of app.js's state */
@@ -45,6 +45,8 @@ export class Overlay {
                         + (sw.hit == null ? 'hit ?' : sw.hit ? '<span class="st-ready">hit</span>' : '<span class="st-failed">miss</span>') : '–'],
       ['playhead', s.playhead],
       ['cards', `${s.cards} loaded, ${s.attached} attached${s.errors.length ? ', errors: ' + s.errors.join(', ') : ''}`],
+      ['page window', `+${s.pageWindow.ahead}/-${s.pageWindow.behind} attached, posters ±${s.pageWindow.posters}`
+                      + `  (${s.policy ? 'policy ' + s.policy : 'default until the server says'})`],
       ['feed', `generation ${s.generation ?? '–'}${s.newItems ? ', new videos above' : ''}`],
     ];
     for (const w of s.warnings.slice(-3)) lines.push(['warning', w]);

@@ -1,8 +1,10 @@
 // view.js — the vertical feed: one card per viewport in a scroll-snapping container (so plain scrolling works as
-// well), the current position, and the window around it: current ± 2 attached with their first segment held
-// (card.js; the cards ahead also fetch and keep what follows it, up to 4 s), posters of ± 3, every card further away
-// freed. Moves come from input.js (keys, wheel, touch), from the
-// scroll position settling (scroll-snap fallback) or from the URL hash.
+// well), the current position, and the window around it: `ahead` cards after the current one and `behind` before it
+// attached with their first segment held (card.js; the cards ahead also fetch and keep what follows it, up to 4 s),
+// posters of ± `posters`, every card further away freed. The window is the server's policy's (its `policy` message,
+// setWindow(); docs/serve.md): the default policy's is +2/-2 with posters ± 3, which the page keeps until the server
+// says. Moves come from input.js (keys, wheel, touch), from the scroll position settling (scroll-snap fallback) or
+// from the URL hash.
 //
 // A card shows a listing slot (feed.js): the cards follow the listing's order, skipping items the server removed,
 // and once the listing has ended go round again. An item removed after its card was made goes from the cards the
@@ -10,9 +12,11 @@
 // moves. reset() lets every card go for a listing reloaded from its first page.
 import { Card } from './card.js';
 
-const KEEP = 2;          // cards attached (MediaSource, init, seg-0 held) on each side of the current one
-const POSTERS = 3;       // cards whose poster is loaded on each side
-const PAGE_AHEAD = 3;    // ask for the next page when within this many cards of the end of what is loaded
+// Until the server's `policy` message: the default policy's window. `ahead`/`behind`: cards attached (MediaSource,
+// init, seg-0 held) after and before the current one; `posters`: cards whose poster is loaded on each side.
+export const STANDARD_WINDOW = Object.freeze({ ahead: 2, behind: 2, posters: 3 });
+const MAX_ATTACHED = 8;  // cards attached on one side at most, whatever the server says (as PageWindow.maxAttached)
+const PAGE_AHEAD = 3;    // ask for the next page when within this many cards (or the posters' reach) of the end
 const HOLD_MS = 3000;    // on a miss, how long the neighbours wait for the current card's first frame at most
 const START_MS = 250;    // on a hit, how long the window's changes wait for the new card's next frame at most
 
@@ -38,6 +42,7 @@ export class FeedView {
     this.moves = 0;            // activations so far: a deferred window change applies to the latest only
     this.epoch = 0;            // grows on reset(): a move that waited for a page of the old listing is dropped
     this.wrapped = false;      // a card shows the listing again from its start (wrap-around)
+    this.window = { ...STANDARD_WINDOW };   // the cards kept around the current one (setWindow)
     this.measure();
     addEventListener('resize', () => { this.measure(); this.scrollTo(this.current); });
     let settle = 0;
@@ -62,7 +67,7 @@ export class FeedView {
   /** Make cards for every listing slot that is loaded and not removed (and, once the feed wraps, a few past the
    *  current one). */
   sync() {
-    const ahead = this.current + KEEP + POSTERS + 1;
+    const ahead = this.current + this.window.ahead + this.window.posters + 1;
     const env = {
       settings: this.hooks.settings, box: () => this.box(),
       onFail: card => this.hooks.onFail(card),
@@ -222,21 +227,49 @@ export class FeedView {
     } else {
       this.keepWindow();
     }
-    if (!this.feed.done && pos + PAGE_AHEAD >= this.cards.length) {
+    if (!this.feed.done && pos + Math.max(PAGE_AHEAD, this.window.posters) >= this.cards.length) {
       this.feed.loadMore().then(() => { this.sync(); this.keepWindow(); });
     }
   }
 
-  /** Preload current ± KEEP (nearest first), posters of ± POSTERS, free the rest. On a miss (the current card has
-   *  no frame yet) the neighbours wait until it shows one, fails, or HOLD_MS pass: their requests would share the
-   *  server's workers with the one the viewer waits for. */
-  keepWindow() {
+  /** The server's window ({ahead, behind, posters}, its `policy` message): kept from now on. Anything but whole
+   *  numbers with posters reaching at least as far as the attached cards is ignored; at most MAX_ATTACHED cards are
+   *  attached on a side. The cards outside it go at once; new neighbours come now if the current card is shown,
+   *  else when it is (keepWindow's hold). Returns whether the window changed. */
+  setWindow(w) {
+    const ok = n => Number.isInteger(n) && n >= 0;
+    if (!w || !ok(w.ahead) || !ok(w.behind) || !ok(w.posters)) return false;
+    const ahead = Math.min(w.ahead, MAX_ATTACHED), behind = Math.min(w.behind, MAX_ATTACHED);
+    const next = { ahead, behind, posters: Math.min(Math.max(w.posters, ahead, behind), MAX_ATTACHED + 1) };
+    const now = this.window;
+    if (next.ahead === now.ahead && next.behind === now.behind && next.posters === now.posters) return false;
+    this.window = next;
+    if (this.current < 0 || this.leaving) return true;
+    this.sync();
+    this.trim();
+    if (this.card && this.card.shown) this.keepNeighbours();
+    return true;
+  }
+
+  /** Whether the card `d` positions from the current one (negative: before it) is attached in the window. */
+  attaches(d) { return d > 0 ? d <= this.window.ahead : -d <= this.window.behind; }
+
+  /** Cards outside the window let go: their media past the attached cards, their poster too past the posters. */
+  trim() {
     const c = this.current;
     for (const card of this.live) {
-      const d = Math.abs(card.pos - c);
-      if (d > POSTERS) { card.far(); this.live.delete(card); }
-      else if (d > KEEP) card.free();
+      const d = card.pos - c;
+      if (Math.abs(d) > this.window.posters) { card.far(); this.live.delete(card); }
+      else if (!this.attaches(d)) card.free();
     }
+  }
+
+  /** Preload the window's cards around the current one (nearest first), posters of ± posters, free the rest. On a
+   *  miss (the current card has no frame yet) the neighbours wait until it shows one, fails, or HOLD_MS pass: their
+   *  requests would share the server's workers with the one the viewer waits for. */
+  keepWindow() {
+    const c = this.current;
+    this.trim();
     const current = this.card;
     if (current) {
       current.near();
@@ -279,21 +312,24 @@ export class FeedView {
   keepNeighbours() {
     if (this.leaving) return;
     const c = this.current;
-    const order = [1, -1, 2, -2];
-    for (const d of order) {
-      const card = this.cards[c + d];
-      if (!card || Math.abs(d) > KEEP) continue;
-      if (this.feed.isRemoved(card.item)) card.removed(); else card.preload(d > 0);
-      this.live.add(card);
+    const { ahead, behind, posters } = this.window;
+    // Nearest first, the card ahead before the one behind at the same distance (+1, -1, +2, -2, ...).
+    for (let k = 1; k <= Math.max(ahead, behind); k++) {
+      for (const d of [k, -k]) {
+        const card = this.cards[c + d];
+        if (!card || !this.attaches(d)) continue;
+        if (this.feed.isRemoved(card.item)) card.removed(); else card.preload(d > 0);
+        this.live.add(card);
+      }
     }
-    for (let d = -POSTERS; d <= POSTERS; d++) {
+    for (let d = -posters; d <= posters; d++) {
       const card = this.cards[c + d];
       if (card) { card.near(); this.live.add(card); }
     }
     if (this.card) this.live.add(this.card);
   }
 
-  /** Cards with a MediaSource attached (bounded by 2 × KEEP + 1). */
+  /** Cards with a MediaSource attached (bounded by ahead + behind + 1). */
   get attached() {
     let n = 0;
     for (const card of this.live) if (card.attached) n++;
