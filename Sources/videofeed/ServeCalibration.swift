@@ -56,6 +56,10 @@ struct ServeCalibration {
             Console.error("\(Console.safe(folder)): cannot list: \(Console.describe(error))")
             throw ExitCode(ExitStatus.couldNotRun)
         }
+        // Files serve does not list (two files of one public ID: the second in path order) are named, not measured.
+        if case .success(let skipped) = BlockingTask.run({ await feed.skipped }) {
+            for entry in skipped { Console.error("\(Console.safe(entry.description)): not listed by serve, not measured") }
+        }
         guard !listed.isEmpty else {
             Console.error("\(Console.safe(folder)): serve lists no media file in it")
             throw ExitCode(1)
