@@ -97,7 +97,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "videofeedTests", dependencies: ["videofeed", "Media", "FeedPlayer", "TestSupport"]),
+        .testTarget(name: "videofeedTests", dependencies: ["videofeed", "Media", "FeedPlayer", "PolicyLab", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -276,6 +276,21 @@ public final class MediaCache: Sendable {
         return freed
     }
 
+    /// Removes the cached file `key` (a regular file, reached without following a link); whether it was there. For a
+    /// measurement that needs the file made again (`videofeed simulate calibrate --serve`).
+    @discardableResult
+    public func discard(_ key: String) -> Bool {
+        guard let parts = CacheDirectory.components(key) else { return false }
+        let freed = (try? CacheDirectory.withParent(of: parts, root: root.path, create: false) { fd, name -> Int64? in
+            guard let info = CacheDirectory.status(name, in: fd), (info.st_mode & S_IFMT) == S_IFREG,
+                  unlinkat(fd, name, 0) == 0 else { return nil }
+            return Int64(info.st_size)
+        }) ?? nil
+        guard let freed else { return false }
+        state.withLock { $0.bytes = max(0, $0.bytes - freed) }
+        return true
+    }
+
     /// Removes the least recently used files until the cache is under 90 % of its limit.
     func evict() { evict(downTo: limit / 10 * 9) }
 

@@ -4,6 +4,8 @@ import Foundation
 public enum PolicyLabError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A trace or profile file that cannot be read.
     case unreadableFile(path: String, reason: String)
+    /// A file PolicyLab writes (a serve cost profile) that cannot be written; nothing was left in its place.
+    case unwritableFile(path: String, reason: String)
     /// A trace line that cannot be understood; `line` counts from 1.
     case malformedTrace(path: String, line: Int, reason: String)
     /// A trace with no swipe in it.
@@ -20,6 +22,7 @@ public enum PolicyLabError: Error, Sendable, Equatable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .unreadableFile(let path, let reason): "\(path): cannot read: \(reason)"
+        case .unwritableFile(let path, let reason): "\(path): cannot write: \(reason)"
         case .malformedTrace(let path, let line, let reason): "\(path):\(line): malformed trace line: \(reason)"
         case .emptyTrace(let path): "\(path): the trace holds no swipe"
         case .malformedProfile(let path, let reason): "\(path): malformed cost profile: \(reason)"

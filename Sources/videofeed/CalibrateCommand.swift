@@ -21,11 +21,26 @@ struct CalibrateCommand: ParsableCommand {
         converts the first frame, then --frames more. The profile holds each step's median over --runs runs, the \
         bytes of a converted frame, the frame rate, the duration and the file size; its source names the settings \
         measured. Run it on a quiet machine.
+
+        With --serve FOLDER it measures `videofeed serve` instead: for every item serve lists in FOLDER, the \
+        server's own jobs (a cold manifest, the poster, segment 0 and up to 3 later segments of the rendition a \
+        540x960 viewer plays), one at a time on a temporary cache, each the best of --repeat runs on a fresh cache \
+        for that artifact: wall seconds and CPU-seconds (getrusage, every thread). It writes a serve cost profile \
+        (PolicyLab's ServeCosts), with serve's rendition settings as given here.
         """
     )
 
     @Argument(help: "Media files to measure; the profile's items follow their order (item i of a feed costs file i mod count). A file that cannot be measured is reported and left out.")
-    var files: [String]
+    var files: [String] = []
+
+    @Option(help: "Measure `videofeed serve`'s jobs for every item it lists in this folder (instead of FILES).")
+    var serve: String?
+
+    @Option(name: .customLong("repeat"), help: "With --serve: runs per artifact, each on a fresh cache; the least is kept.")
+    var repeats: Int = 2
+
+    @OptionGroup(title: "Serve settings (with --serve)") var rendition: RenditionOptions
+    @OptionGroup var mediaPolicy: MediaPolicyOptions
 
     @Option(help: "Where to write the profile JSON.")
     var out: String
@@ -43,12 +58,19 @@ struct CalibrateCommand: ParsableCommand {
     var runs: Int = 5
 
     func validate() throws {
-        if files.isEmpty { throw ValidationError("give at least one media file") }
+        if serve != nil, !files.isEmpty { throw ValidationError("give media files or --serve FOLDER, not both") }
+        if serve == nil, files.isEmpty { throw ValidationError("give at least one media file, or --serve FOLDER") }
+        try NumberRules.count(repeats, "--repeat", max: 100)
         try NumberRules.count(frames, "--frames", max: 100_000)
         try NumberRules.count(runs, "--runs", max: 1000)
     }
 
     func run() throws {
+        if let serve {
+            try ServeCalibration(folder: serve, out: out, repeats: repeats, rendition: rendition,
+                                 mediaPolicy: mediaPolicy).run()
+            return
+        }
         // A file that cannot be measured is reported and left out; the others go on. The profile is written from
         // those measured (none: nothing is written), and the exit status says that something failed.
         var items: [ItemCosts] = []

@@ -77,6 +77,21 @@ struct ServeCommand: ParsableCommand {
         }
     }
 
+    /// The engine configuration `serve` makes its artifacts with (also what `simulate calibrate --serve` measures):
+    /// the rendition and open-policy options, and a job's time limit.
+    static func engineConfiguration(cache: URL, rendition: RenditionOptions, mediaPolicy: MediaPolicyOptions,
+                                    jobTimeLimit: Double) -> ServeEngine.Configuration {
+        var configuration = ServeEngine.Configuration(cache: cache)
+        // A job decodes with as many threads as cores: on a miss it runs alone (the pool holds the viewer's other
+        // work), and FFmpeg's automatic count (cores + 1) made a 4K segment on 2 cores 8 % slower and 25 MiB larger.
+        // The workers run at nice 10; the output is the same with any count.
+        configuration.settings = rendition.settings(jobs: 1)
+        if rendition.threads == nil { configuration.settings.threads = ProcessInfo.processInfo.activeProcessorCount }
+        configuration.openOptions = mediaPolicy.applied(to: configuration.openOptions)
+        configuration.jobTimeLimit = jobTimeLimit
+        return configuration
+    }
+
     func run() throws {
         var logger = Logger(label: "videofeed.serve")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
@@ -88,15 +103,9 @@ struct ServeCommand: ParsableCommand {
             loader = try feedSource.makeLoader(format: nil, for: .batch)
         }
         let feed = Feed(loader: loader, prefetchDistance: 10)
-        var configuration = ServeEngine.Configuration(cache: URL(fileURLWithPath: cache))
+        var configuration = Self.engineConfiguration(cache: URL(fileURLWithPath: cache), rendition: rendition,
+                                                     mediaPolicy: mediaPolicy, jobTimeLimit: jobTimeLimit)
         configuration.cacheLimit = Int64(cacheSize.bytes)
-        // A job decodes with as many threads as cores: on a miss it runs alone (the pool holds the viewer's other
-        // work), and FFmpeg's automatic count (cores + 1) made a 4K segment on 2 cores 8 % slower and 25 MiB larger.
-        // The workers run at nice 10; the output is the same with any count.
-        configuration.settings = rendition.settings(jobs: 1)
-        if rendition.threads == nil { configuration.settings.threads = ProcessInfo.processInfo.activeProcessorCount }
-        configuration.openOptions = mediaPolicy.applied(to: configuration.openOptions)
-        configuration.jobTimeLimit = jobTimeLimit
         if let workers { configuration.workers = workers }
         let engine: ServeEngine
         do {

@@ -1,5 +1,7 @@
 import FeedPlayer
 import Foundation
+import Media
+import PolicyLab
 import TestSupport
 import Testing
 
@@ -102,6 +104,49 @@ import Testing
         let source = try #require(json?["source"] as? String)
         #expect(source.hasSuffix("; " + expected), "\(source)")
         #expect(result.stdout.contains(expected + "\n"), "\(result.stdout)")
+    }
+
+    @Test("calibrate --serve measures serve's jobs for every item of a folder, with the manifest's facts")
+    func calibrateServe() throws {
+        let folder = try TestFixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let media = folder.appendingPathComponent("media")
+        try FileManager.default.createDirectory(at: media, withIntermediateDirectories: true)
+        let names = ["h264_portrait.mp4", "hevc.mp4"]
+        for name in names {
+            try FileManager.default.createSymbolicLink(atPath: media.appendingPathComponent(name).path,
+                                                       withDestinationPath: TestFixtures.media(name))
+        }
+        let profile = folder.appendingPathComponent("serve-costs.json")
+        let result = try run(cli, ["simulate", "calibrate", "--serve", media.path, "--out", profile.path, "--repeat", "1"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let costs = try ServeCosts.load(from: profile)
+        #expect(costs.items.map(\.name) == names)
+        #expect(costs.cores == ProcessInfo.processInfo.activeProcessorCount)
+        for item in costs.items {
+            #expect(result.stdout.contains(item.name))
+            for cost in [item.manifest, item.poster, item.firstSegment, item.segment] {
+                #expect(cost.wall > 0 && cost.cpu > 0, "\(item.name)")
+            }
+            #expect((item.segmentBytes ?? 0) > 0)
+            // The facts are the plan serve's manifest lists (serve's settings and open options).
+            let file = try MediaFile(path: TestFixtures.media(item.name), options: .untrusted(streamInfo: .header))
+            let plan = try Transcoder(file: file, settings: TranscodeSettings()).plan
+            #expect(item.segmentStarts == (0..<plan.segmentCount).map { plan.grid.start($0) }, "\(item.name)")
+            #expect(item.duration == plan.duration && item.renditions == plan.renditions.map(\.name))
+            #expect(item.width == plan.displayWidth && item.height == plan.displayHeight)
+            #expect(item.hasAudio == plan.hasAudio)
+            #expect(item.measuredRendition.map(item.renditions.contains) == true)
+        }
+        // A folder with a file that cannot be served: reported by name and left out, the others measured.
+        try FileManager.default.createSymbolicLink(atPath: media.appendingPathComponent("random.mp4").path,
+                                                   withDestinationPath: TestFixtures.bad("random.mp4"))
+        let mixed = try run(cli, ["simulate", "calibrate", "--serve", media.path, "--out", profile.path, "--repeat", "1"])
+        #expect(mixed.status == 1 && mixed.stderr.contains("random.mp4: skipped"), "\(mixed.stderr)")
+        #expect(try ServeCosts.load(from: profile).items.map(\.name) == names)
+        let both = try run(cli, ["simulate", "calibrate", TestFixtures.media("hevc.mp4"), "--serve", media.path,
+                                 "--out", profile.path])
+        #expect(both.status == 2 && both.stderr.contains("not both"), "\(both.stderr)")
     }
 
     /// `simulate calibrate` of h264_portrait.mp4 (one run, 180x320) into `profile`: the run and the profile read back.
