@@ -1,5 +1,6 @@
 import Foundation
 import Media
+import Prefetch
 
 /// Driving the engine's jobs one at a time, outside the pool: how `videofeed simulate calibrate --serve` measures
 /// what each artifact costs to make.

@@ -6,6 +6,7 @@ import FeedServer
 import Foundation
 import Media
 import PolicyLab
+import Prefetch
 
 /// `videofeed simulate calibrate --serve FOLDER --out FILE`: what `videofeed serve` spends making each artifact of
 /// every item it lists in FOLDER, measured by running the server's own making code one job at a time, written as a
