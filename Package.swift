@@ -93,7 +93,7 @@ let package = Package(
         .testTarget(
             name: "FeedServerTests",
             dependencies: [
-                "FeedServer", "Feed", "Media", "Prefetch", "Transcoding", "EngineSupport", "TestSupport",
+                "FeedServer", "Feed", "Media", "Prefetch", "PolicyLab", "Transcoding", "EngineSupport", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -9,7 +9,7 @@ struct SimulateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "simulate",
         abstract: "Compare prefetch policies in virtual time (PolicyLab), or calibrate costs on real decoding.",
-        subcommands: [SimulateRunCommand.self, CalibrateCommand.self],
+        subcommands: [SimulateRunCommand.self, SimulateServeCommand.self, CalibrateCommand.self],
         defaultSubcommand: SimulateRunCommand.self
     )
 }
