@@ -66,6 +66,10 @@ struct ServeWorld {
         var filled: Set<Int> = []
         var held: Set<ServedFile> = []
         var asked: [Ask: Int] = [:]
+        /// What failed (never asked again), and the items that failed: a card whose fill, init or first segment
+        /// failed asks for nothing more.
+        var failedAsks: Set<Ask> = []
+        var failedItems: Set<Int> = []
         var wire = 0
         var queue: [Int] = []
         // Playback: the playhead is `playFrom` at `playAt` and runs until the first unread segment's start.
@@ -95,6 +99,11 @@ struct ServeWorld {
     var missMs: [Double] = []
     var requestCount = 0
     var errors = 0
+    var perMove: [ServeSimulation.MoveResult] = []
+    /// The warm-up's request: its waiter and the item it makes.
+    var warming: (waiter: UInt64, item: Int)?
+    /// Each viewer's current move in `perMove`.
+    var moveSlot: [Int: Int] = [:]
     var unfinished = 0
 
     init(items: [ServedItem], policy: any PrefetchPolicy, configuration: ServeSimulation.Configuration) {
@@ -118,6 +127,7 @@ struct ServeWorld {
         for (viewer, time) in last.sorted(by: { $0.key < $1.key }) {
             events.push(.leave(viewer: viewer), at: time + configuration.tail)
         }
+        warm(0)
         while true {
             let nextEvent = events.nextTime
             let nextJob = server.nextCompletion().map { now + $0 }
@@ -136,6 +146,15 @@ struct ServeWorld {
             }
         }
         return result()
+    }
+
+    /// The server's warm-up: the manifest of item `index` asked for as a request, then the next, up to
+    /// ``ServeSimulation/Configuration/warmItems``.
+    mutating func warm(_ index: Int) {
+        warming = nil
+        guard index < min(configuration.warmItems, count) else { return }
+        if server.cache.contains(.manifest(index)) { return warm(index + 1) }
+        warming = (server.request(SimServer.job(for: .manifest(index)), now: now), index)
     }
 
     mutating func handle(_ event: Event) {
@@ -159,6 +178,10 @@ struct ServeWorld {
     mutating func deliverAnswers() {
         while !server.answers.isEmpty {
             let (waiter, _, answer) = server.answers.removeFirst()
+            if let warming, warming.waiter == waiter {
+                warm(warming.item + 1)
+                continue
+            }
             guard let id = byWaiter.removeValue(forKey: waiter), requests[id] != nil else { continue }
             requests[id]?.waiter = nil
             if answer == .made {
@@ -314,6 +337,9 @@ struct ServeWorld {
         if v.held.contains(.initialization(index, rendition: r)) && v.held.contains(.segment(index, rendition: r, index: 0)) {
             viewers[viewer]?.ready = true
         }
+        moveSlot[viewer] = perMove.count
+        perMove.append(.init(viewer: viewer, t: now, index: index, hit: v.hit, ready: viewers[viewer]!.ready,
+                             firstFrameMs: nil))
         events.push(.wake(viewer: viewer, generation: v.generation), at: now + Page.hold)
         events.push(.tick(viewer: viewer, generation: v.generation), at: now + Page.atEvery)
         progress(viewer)
@@ -361,7 +387,8 @@ struct ServeWorld {
         guard let v = viewers[viewer] else { return }
         if case .file(let file) = ask, v.held.contains(file) { return }
         if case .fill(let i) = ask, v.filled.contains(i) { return }
-        guard v.asked[ask] == nil else { return }
+        guard v.asked[ask] == nil, !v.failedAsks.contains(ask) else { return }
+        if !ask.isPoster, v.failedItems.contains(ask.item) { return }
         nextRequest += 1
         requestCount += 1
         let until: Double? = turn && short(v) ? now + Page.turn : nil
@@ -405,6 +432,13 @@ struct ServeWorld {
         guard let request = requests.removeValue(forKey: id), var v = viewers[request.viewer] else { return }
         v.asked[request.ask] = nil
         if request.onWire { v.wire -= 1 }
+        if !read {
+            v.failedAsks.insert(request.ask)
+            switch request.ask {
+            case .fill(let i), .file(.initialization(let i, _)), .file(.segment(let i, _, 0)): v.failedItems.insert(i)
+            default: break
+            }
+        }
         if read {
             switch request.ask {
             case .fill(let i):
@@ -466,6 +500,7 @@ struct ServeWorld {
             v.playAt = now
             v.firstFrames.append(ms)
             if v.hit { hitMs.append(ms) } else { missMs.append(ms) }
+            if let slot = moveSlot[viewer] { perMove[slot].firstFrameMs = ms }
             viewers[viewer] = v
         }
         // 6. Playback: seg-k once seg-(k-1) is read and the playhead reaches start_k - AHEAD.
@@ -484,7 +519,7 @@ struct ServeWorld {
         }
         // 5. The neighbours, once the first frame is in, or HOLD after the move.
         v = viewers[viewer]!
-        if v.firstFrame != nil || now >= v.moveTime + Page.hold - 1e-9 {
+        if v.firstFrame != nil || v.failedItems.contains(i) || now >= v.moveTime + Page.hold - 1e-9 {
             for (n, d) in attached(i) {
                 ensure(viewer, .file(.poster(n)))
                 let card = !v.pending.contains(n) || viewers[viewer]!.filled.contains(n)
@@ -549,6 +584,6 @@ struct ServeWorld {
             stalls: viewers.values.reduce(0) { $0 + $1.stalls }, unfinished: unfinished, requests: requestCount,
             errors: errors, jobs: server.jobsStarted,
             cpuUse: now > 0 ? server.cpuSeconds / (configuration.cores * now) : 0, peakQueue: server.peakQueue,
-            seconds: now, perViewer: perViewer)
+            seconds: now, perViewer: perViewer, perMove: perMove)
     }
 }

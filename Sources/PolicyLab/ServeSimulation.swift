@@ -113,10 +113,14 @@ public struct ServeSimulation: Sendable {
         public var tail: Double
         /// The length of a later segment (the server's grid): how far ahead a buffered stage plans.
         public var segmentSeconds: Double
+        /// Items of the listing's start whose manifests the server makes as it starts, one after another, before
+        /// anyone asks (serve's warm-up); the trace's time 0 is when the server listens.
+        public var warmItems: Int
 
         /// A run with `workers` lanes on `cores` cores, the server's defaults otherwise.
         public init(workers: Int, cores: Double = 2, box: (width: Int, height: Int) = (540, 960),
-                    window: PageWindow = PageWindow(ahead: 2, behind: 2, posters: 3), requestSeconds: Double = 0.002, tail: Double = 3, segmentSeconds: Double = 2) {
+                    window: PageWindow = PageWindow(ahead: 2, behind: 2, posters: 3), requestSeconds: Double = 0.002, tail: Double = 3, segmentSeconds: Double = 2,
+                    warmItems: Int = 3) {
             rules = ServeScheduler.Rules(workers: workers)
             self.cores = max(0.01, cores)
             self.box = box
@@ -126,6 +130,7 @@ public struct ServeSimulation: Sendable {
             self.requestSeconds = max(0, requestSeconds)
             self.tail = max(0, tail)
             self.segmentSeconds = max(0.1, segmentSeconds)
+            self.warmItems = max(0, warmItems)
         }
     }
 
@@ -188,6 +193,8 @@ public struct ServeSimulation: Sendable {
         /// Virtual seconds simulated.
         public var seconds: Double
         public var perViewer: [ViewerResult]
+        /// Every move (viewer, time, index, hit, ready, first frame in ms or nil), when asked for.
+        public var perMove: [MoveResult]?
 
         enum CodingKeys: String, CodingKey {
             case moves, stalls, unfinished, requests, errors, jobs, seconds
@@ -200,6 +207,22 @@ public struct ServeSimulation: Sendable {
             case cpuUse = "cpu_use"
             case peakQueue = "peak_queue"
             case perViewer = "per_viewer"
+            case perMove = "per_move"
+        }
+    }
+
+    /// One move's figures.
+    public struct MoveResult: Sendable, Equatable, Codable {
+        public var viewer: Int
+        public var t: Double
+        public var index: Int
+        public var hit: Bool
+        public var ready: Bool
+        public var firstFrameMs: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case viewer, t, index, hit, ready
+            case firstFrameMs = "first_frame_ms"
         }
     }
 
@@ -218,13 +241,5 @@ public struct ServeSimulation: Sendable {
     public func run(_ trace: ViewerTrace) -> Result {
         var world = ServeWorld(items: items, policy: policy, configuration: configuration)
         return world.run(trace)
-    }
-
-    /// Replays `trace` and returns every action the scheduler took, in order (for comparing drivers).
-    func actions(_ trace: ViewerTrace) -> [ServeScheduler.Action] {
-        var world = ServeWorld(items: items, policy: policy, configuration: configuration)
-        world.server.log = []
-        _ = world.run(trace)
-        return world.server.log ?? []
     }
 }

@@ -30,47 +30,13 @@ struct ServeCalibration {
     var mediaPolicy: MediaPolicyOptions
 
     func run() throws {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-            Console.error("\(Console.safe(folder)): --serve needs a folder of media files")
-            throw ExitCode(ExitStatus.couldNotRun)
-        }
-        let cacheURL = FileManager.default.temporaryDirectory
-            .appendingPathComponent("videofeed-calibrate-\(getpid())-\(UUID().uuidString.prefix(8))")
-        defer { try? FileManager.default.removeItem(at: cacheURL) }
-        let configuration = ServeCommand.engineConfiguration(cache: cacheURL, rendition: rendition,
-                                                             mediaPolicy: mediaPolicy, jobTimeLimit: 600)
-        let root = URL(fileURLWithPath: folder)
-        let feed = Feed(loader: DirectoryFeedLoader(root: root, order: .name), prefetchDistance: 10)
-        let engine: ServeEngine
-        do {
-            engine = try ServeEngine(feed: feed, configuration: configuration)
-        } catch {
-            Console.error("calibrate: cannot use a temporary cache \(Console.safe(cacheURL.path)): \(Console.describe(error))")
-            throw ExitCode(ExitStatus.couldNotRun)
-        }
-        defer { engine.shutdown() }
-        let listed: [ServeEngine.ListedItem]
-        switch BlockingTask.run({ try await engine.listedItems() }) {
-        case .success(let items): listed = items
-        case .failure(let error):
-            Console.error("\(Console.safe(folder)): cannot list: \(Console.describe(error))")
-            throw ExitCode(ExitStatus.couldNotRun)
-        }
-        // Files serve does not list (two files of one public ID: the second in path order) are named, not measured.
-        if case .success(let skipped) = BlockingTask.run({ await feed.skipped }) {
-            for entry in skipped { Console.error("\(Console.safe(entry.description)): not listed by serve, not measured") }
-        }
-        guard !listed.isEmpty else {
-            Console.error("\(Console.safe(folder)): serve lists no media file in it")
-            throw ExitCode(1)
-        }
+        let served = try ServedFolder(folder: folder, rendition: rendition, mediaPolicy: mediaPolicy,
+                                      command: "calibrate --serve", unlisted: "not listed by serve, not measured")
+        defer { served.close() }
+        let engine = served.engine, configuration = served.configuration
         var items: [ServeCosts.Item] = []
         var failed = 0
-        let rootPath = root.standardizedFileURL.path
-        for entry in listed {
-            let name = entry.source.hasPrefix(rootPath + "/") ? String(entry.source.dropFirst(rootPath.count + 1))
-                : (entry.source as NSString).lastPathComponent
+        for (entry, name) in served.items {
             do {
                 let item = try measure(entry, name: name, engine: engine)
                 items.append(item)
@@ -107,7 +73,7 @@ struct ServeCalibration {
         }
         Console.out("wrote \(Console.safe(out)): \(items.count) item(s)\n")
         if failed > 0 {
-            Console.error("\(failed) of \(listed.count) items could not be measured and are not in the profile")
+            Console.error("\(failed) of \(served.items.count) items could not be measured and are not in the profile")
             throw ExitCode(1)
         }
     }

@@ -68,6 +68,9 @@ struct SimulateServeCommand: ParsableCommand {
     @Flag(help: "Print the result as JSON.")
     var json = false
 
+    @Flag(name: .customLong("per-move"), help: "With --json: every move's figures too.")
+    var perMove = false
+
     @OptionGroup var rendition: RenditionOptions
     @OptionGroup var mediaPolicy: MediaPolicyOptions
 
@@ -113,7 +116,8 @@ struct SimulateServeCommand: ParsableCommand {
             workers: workers, cores: cores, box: (parts[0], parts[1]), window: PageWindow(policy: policy),
             requestSeconds: requestMilliseconds / 1000, segmentSeconds: profile.segmentSeconds)
         let started = Date()
-        let result = ServeSimulation(items: items, policy: policy, configuration: configuration).run(trace)
+        var result = ServeSimulation(items: items, policy: policy, configuration: configuration).run(trace)
+        if !perMove { result.perMove = nil }
         let elapsed = Date().timeIntervalSince(started)
         if json {
             let encoder = JSONEncoder()
@@ -129,36 +133,11 @@ struct SimulateServeCommand: ParsableCommand {
     /// profile (by the item's name there, else estimated by size). An item whose plan cannot be made fails on the
     /// server as it would live.
     func servedItems(profile: ServeCosts) throws -> [ServedItem] {
-        let cacheURL = FileManager.default.temporaryDirectory
-            .appendingPathComponent("videofeed-simulate-\(getpid())-\(UUID().uuidString.prefix(8))")
-        defer { try? FileManager.default.removeItem(at: cacheURL) }
-        let configuration = ServeCommand.engineConfiguration(cache: cacheURL, rendition: rendition,
-                                                             mediaPolicy: mediaPolicy, jobTimeLimit: 600)
-        let root = URL(fileURLWithPath: source)
-        let feed = Feed(loader: DirectoryFeedLoader(root: root, order: .name), prefetchDistance: 10)
-        let engine: ServeEngine
-        do {
-            engine = try ServeEngine(feed: feed, configuration: configuration)
-        } catch {
-            Console.error("simulate serve: cannot use a temporary cache: \(Console.describe(error))")
-            throw ExitCode(ExitStatus.couldNotRun)
-        }
-        defer { engine.shutdown() }
-        let listed: [ServeEngine.ListedItem]
-        switch BlockingTask.run({ try await engine.listedItems() }) {
-        case .success(let items): listed = items
-        case .failure(let error):
-            Console.error("\(Console.safe(source)): cannot list: \(Console.describe(error))")
-            throw ExitCode(ExitStatus.couldNotRun)
-        }
-        guard !listed.isEmpty else {
-            Console.error("\(Console.safe(source)): serve lists no media file in it")
-            throw ExitCode(ExitStatus.couldNotRun)
-        }
-        let rootPath = root.standardizedFileURL.path
-        return listed.map { entry in
-            let name = entry.source.hasPrefix(rootPath + "/") ? String(entry.source.dropFirst(rootPath.count + 1))
-                : (entry.source as NSString).lastPathComponent
+        let served = try ServedFolder(folder: source, rendition: rendition, mediaPolicy: mediaPolicy,
+                                      command: "simulate serve", unlisted: "not listed by serve, not simulated")
+        defer { served.close() }
+        let configuration = served.configuration
+        return served.items.map { entry, name in
             do {
                 let file = try MediaFile(path: entry.source, options: configuration.openOptions)
                 let plan = try Transcoder(file: file, settings: configuration.settings).plan

@@ -106,6 +106,39 @@ import Testing
         #expect(result.stdout.contains(expected + "\n"), "\(result.stdout)")
     }
 
+    @Test("simulate serve: a trace over a folder, deterministic JSON with the figures the trust check reads; a broken file's moves fail; a bad trace is named")
+    func simulateServe() throws {
+        let folder = try TestFixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let media = folder.appendingPathComponent("media")
+        try FileManager.default.createDirectory(at: media, withIntermediateDirectories: true)
+        for name in ["a.mp4", "b.mp4", "c.mp4"] {
+            try FileManager.default.createSymbolicLink(atPath: media.appendingPathComponent(name).path,
+                                                       withDestinationPath: TestFixtures.media("h264_portrait.mp4"))
+        }
+        try FileManager.default.createSymbolicLink(atPath: media.appendingPathComponent("d.mp4").path,
+                                                   withDestinationPath: TestFixtures.bad("random.mp4"))
+        let trace = folder.appendingPathComponent("trace.csv")
+        try "viewer,time_s,index\n0,0,0\n1,0.5,0\n0,2,1\n1,3,3\n0,4,2\n".write(to: trace, atomically: true, encoding: .utf8)
+        let arguments = ["simulate", "serve", media.path, "--trace", trace.path, "--workers", "2", "--json"]
+        let first = try run(cli, arguments)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("d.mp4"), "\(first.stderr)")
+        let again = try run(cli, arguments)
+        #expect(again.stdout == first.stdout)
+        let result = try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any]
+        let ff = result?["first_frame_ms"] as? [String: Any]
+        #expect(ff?["p50"] is Double && ff?["p95"] is Double)
+        #expect(result?["moves"] as? Int == 5)
+        #expect((result?["hit_rate"] as? Double).map { (0...1).contains($0) } == true)
+        // Viewer 1's move to the broken file gets no first frame (its card's manifest fails).
+        #expect((result?["errors"] as? Int ?? 0) > 0)
+        let bad = folder.appendingPathComponent("bad.csv")
+        try "viewer,time_s,index\n0,zero,1\n".write(to: bad, atomically: true, encoding: .utf8)
+        let refused = try run(cli, ["simulate", "serve", media.path, "--trace", bad.path])
+        #expect(refused.status == 2 && refused.stderr.contains("bad.csv:2"), "\(refused.stderr)")
+    }
+
     @Test("calibrate --serve measures serve's jobs for every item of a folder, with the manifest's facts")
     func calibrateServe() throws {
         let folder = try TestFixtures.temporaryFolder()
