@@ -261,10 +261,12 @@ class Request:
         for attempt in (0, 1):
             conn, reused = None, False
             try:
+                # The viewer's lock is never taken under a request's: Viewer.move holds the viewer's lock while it
+                # cancels requests (the request's lock), so taking a connection under the request's lock deadlocked.
+                conn, reused = v.take_connection()
                 with self.lock:
                     if self.abandoned:
                         raise Abandoned()
-                    conn, reused = v.take_connection()
                     self.conn = conn
                 conn.request("GET", v.prefix + self.path)
                 response = conn.getresponse()
