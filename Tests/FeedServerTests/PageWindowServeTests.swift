@@ -17,11 +17,11 @@ import Testing
                                                    policy: policy)
         defer { Task { await server.stop() } }
         let port = server.port
-        let texts = try await Task.detached { () -> [String] in
+        let texts = try await offPool { () -> [String] in
             let ws = try LoopbackHTTP.WebSocket(port: port, path: "/api/ws")
             defer { ws.hangUp() }
             return [try ws.receiveAny(), try ws.receiveAny()]
-        }.value
+        }
         let said = texts.map { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:] }
         return (said[0], said[1])
     }

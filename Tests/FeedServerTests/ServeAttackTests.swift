@@ -35,20 +35,13 @@ import Glibc
         }
     }
 
-    /// Runs `body` off the concurrency pool (it blocks on sockets).
-    static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-        }
-    }
-
     // MARK: - WebSocket
 
     @Test func aViewerMessageWithAnyNumberLeavesTheServerServing() async throws {
         let server = try await ServerHarness.start(ServeFeeds.loader(try ServeFeeds.folder([Self.clip])))
         defer { Task { await server.stop() } }
         let port = server.port
-        let reply = try await Self.blocking { () -> String in
+        let reply = try await offPool { () -> String in
             let ws = try LoopbackHTTP.WebSocket(port: port, path: "/api/ws")
             // The message that trapped (an overflow planning the window around an index near Int.max), and its kin.
             for bad in [#"{"type":"at","index":4700000000000000000,"time":0}"#,
@@ -89,7 +82,7 @@ import Glibc
         let opened = { @Sendable (origin: String?) -> Bool in
             (try? LoopbackHTTP.WebSocket(port: port, path: "/api/ws", origin: origin)) != nil
         }
-        let results = try await Self.blocking {
+        let results = try await offPool {
             ["own": opened("http://127.0.0.1:\(port)"), "none": opened(nil),
              "evil": opened("http://evil.example"), "port": opened("http://127.0.0.1:\(port + 1)"),
              "null": opened("null"), "allowed": opened("https://app.example.com")]
@@ -194,12 +187,12 @@ import Glibc
             ("blank lines", Array("\r\n\r\n\r\n".utf8), "408"),
         ]
         for (name, bytes, status) in cases {
-            let answer = try await Self.blocking { try Self.raw(port, bytes) }
+            let answer = try await offPool { try Self.raw(port, bytes) }
             #expect(answer.text.hasPrefix("HTTP/1.1 \(status)"), "\(name): \(answer.text.prefix(80))")
             #expect(answer.closed, "\(name) was left open")
         }
         // A kept-alive connection that goes quiet is closed; one that sends its next request in time is answered.
-        let idle = try await Self.blocking {
+        let idle = try await offPool {
             try Self.raw(port, Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
         }
         #expect(idle.text.hasPrefix("HTTP/1.1 200") && idle.closed)
@@ -284,7 +277,7 @@ import Glibc
         // Segment 1: not made with the manifest, so the request waits for its job while the client is half-closed.
         let segment = try #require((card["renditions"] as? [[String: Any]])?.first?["segments"] as? [String])[1]
         let port = server.port
-        let answer = try await Self.blocking {
+        let answer = try await offPool {
             try Self.raw(port, Array("GET \(segment) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8),
                          timeout: 120, halfClose: true)
         }

@@ -27,13 +27,16 @@ import Testing
         // Listed as the page lists them: a whole card's manifest job makes its first segments too.
         let cards = try await server.allCards(limit: 8, pending: true)
         #expect(cards.count == 8)
-        let ws = try LoopbackHTTP.WebSocket(port: server.port, path: "/api/ws")
-        try ws.send(#"{"type":"hello","rendition":"360x640"}"#)
-        try ws.send(#"{"type":"at","index":0,"time":0}"#)
-        // The first answer: a move from nowhere is a swipe too; then the window.
-        let swipe = try ws.receive()
+        let port = server.port
+        // The socket's calls block: off the cooperative pool, which the server's handlers need to answer.
+        let (ws, swipe, window) = try await offPool { () -> (LoopbackHTTP.WebSocket, String, String) in
+            let ws = try LoopbackHTTP.WebSocket(port: port, path: "/api/ws")
+            try ws.send(#"{"type":"hello","rendition":"360x640"}"#)
+            try ws.send(#"{"type":"at","index":0,"time":0}"#)
+            // The first answer: a move from nowhere is a swipe too; then the window.
+            return (ws, try ws.receive(), try ws.receive())
+        }
         #expect(swipe.contains(#""type":"swipe""#) && swipe.contains(#""index":0"#), "\(swipe)")
-        let window = try ws.receive()
         #expect(window.contains(#""type":"window""#) && window.contains(#""current":0"#))
         // Items 1 and 2 get their first segment of the named rendition without any request for them.
         func ready(_ index: Int) -> Bool {
@@ -42,16 +45,19 @@ import Testing
             return server.engine.cache.contains("\(folder)/360x640/seg-0.m4s")
         }
         #expect(try await eventually {
-            try ws.answerPings()
+            try await offPool { try ws.answerPings() }
             return ready(1) && ready(2)
         })
         #expect(!ready(5))
         // The swipe to item 1 is a hit, answered over the socket.
-        try ws.send(#"{"type":"at","index":1,"time":0}"#)
-        let hit = try ws.receive()
+        let hit = try await offPool { () -> String in
+            try ws.send(#"{"type":"at","index":1,"time":0}"#)
+            let hit = try ws.receive()
+            _ = try ws.receive()
+            return hit
+        }
         let said = try JSONSerialization.jsonObject(with: Data(hit.utf8)) as? [String: Any]
         #expect(said?["type"] as? String == "swipe" && said?["index"] as? Int == 1 && said?["hit"] as? Bool == true)
-        _ = try ws.receive()
         let metrics = try await server.get("/metrics")
         #expect(metrics.text.contains("videofeed_prefetch_hits_total 1"))
         ws.hangUp()

@@ -105,7 +105,9 @@ public enum LoopbackHTTP {
     }
 
     /// A WebSocket to `path` that sends and receives text messages.
-    public final class WebSocket {
+    /// `@unchecked Sendable`: one owner at a time — a test hands it from one blocking call to the next (``offPool``),
+    /// in sequence, never to two threads at once; it holds no lock of its own.
+    public final class WebSocket: @unchecked Sendable {
         private let fd: Int32
         private var pending: [UInt8] = []
 

@@ -54,3 +54,12 @@ public func runOffPool(_ executable: URL, _ arguments: [String], in folder: URL?
         }
     }
 }
+
+/// Runs blocking `work` (socket reads, a WebSocket conversation) on a Dispatch thread: an async test waits for it
+/// without holding a thread of Swift's cooperative pool, which the server under test needs to answer (its handlers
+/// and the viewers' hub are async). `Task.detached` is no way out: it runs on that same pool.
+public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+    }
+}
