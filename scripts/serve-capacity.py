@@ -6,7 +6,7 @@ serve` (virtual time, the server's own scheduler and policy, calibrated costs).
 Usage:
   VIDEOFEED=.build/release/videofeed python3 scripts/serve-capacity.py FOLDER --costs PROFILE.json \
       [--policies staged,window,forward2,tiktokLike,swipeAware] [--bound-ms 1000] [--max 64] [--seconds 300] \
-      [--dwell 1,3] [--jump 0.33] [--arrival 60] [--seed 1] [--cores 2]
+      [--dwell 1,3] [--jump 0.33] [--arrival 60] [--seed 1] [--cores 2] [--sort newest|name]
 
 For each policy it searches (by bisection over 1..--max, assuming fewer viewers never do worse) the largest viewer
 count whose cold first frame p95 is at most --bound-ms, every viewer drawn for --seed (dwells, a share of jumps to
@@ -29,7 +29,7 @@ def simulate(args, policy, viewers):
                        text=True, check=True).stdout.strip(), "videofeed")
     command = [videofeed, "simulate", "serve", args.folder, "--json", "--policy", policy, "--viewers", str(viewers),
                "--seconds", str(args.seconds), "--dwell", args.dwell, "--jump", str(args.jump), "--arrival",
-               str(args.arrival), "--seed", str(args.seed), "--cores", str(args.cores)]
+               str(args.arrival), "--seed", str(args.seed), "--cores", str(args.cores), "--sort", args.sort]
     if args.costs:
         command += ["--costs", args.costs]
     done = subprocess.run(command, capture_output=True, text=True)
@@ -51,6 +51,7 @@ def main():
     parser.add_argument("--arrival", type=float, default=60)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cores", type=float, default=2)
+    parser.add_argument("--sort", choices=["newest", "name"], default="newest", help="the folder's order (serve --sort)")
     args = parser.parse_args()
 
     def ok(result):

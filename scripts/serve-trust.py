@@ -4,11 +4,11 @@
 Usage:
   VIDEOFEED=.build/release/videofeed python3 scripts/serve-trust.py FOLDER [--costs PROFILE.json] \
       [--viewers 8] [--seconds 60] [--dwell 1,3] [--jump 0.33] [--arrival 10] [--seed 1] [--runs 2] \
-      [--workers N] [--policy NAME] [--label TEXT] [--json OUT]
+      [--workers N] [--policy NAME] [--sort newest|name] [--label TEXT] [--json OUT]
 
 For FOLDER (what `videofeed serve FOLDER` serves) it
   1. draws a viewer trace (scripts/serve-trace.py with the options above),
-  2. predicts it: `videofeed simulate serve FOLDER --trace T --json` (with --costs, --workers, --policy),
+  2. predicts it: `videofeed simulate serve FOLDER --trace T --json` (with --costs, --workers, --policy, --sort),
   3. measures it --runs times: scripts/serve-replay.py T --serve FOLDER, each on a fresh server with a cold cache
      (real HTTP and WebSocket viewers following the page's behaviour, viewer model 1),
   4. compares the first frame's p50 and p95 over every move (predicted against the median of the runs) within 25 %
@@ -57,6 +57,8 @@ def main():
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--workers", type=int)
     parser.add_argument("--policy")
+    parser.add_argument("--sort", choices=["newest", "name"], default="newest",
+                        help="the folder's order (serve --sort), for the simulation and the live server alike")
     parser.add_argument("--label", default="")
     parser.add_argument("--json")
     parser.add_argument("--keep", help="keep the trace, the prediction and the live runs' JSON in this folder")
@@ -70,7 +72,8 @@ def main():
                         "--dwell", args.dwell, "--jump", str(args.jump), "--arrival", str(args.arrival),
                         "--out", trace], check=True)
         simulate = [videofeed, "simulate", "serve", args.folder, "--trace", trace, "--json", "--per-move"]
-        serve_args = []
+        simulate += ["--sort", args.sort]
+        serve_args = ["--serve-arg=--sort", f"--serve-arg={args.sort}"]
         if args.costs:
             simulate += ["--costs", args.costs]
         if args.workers:

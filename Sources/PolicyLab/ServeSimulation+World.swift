@@ -338,7 +338,7 @@ struct ServeWorld {
             viewers[viewer]?.ready = true
         }
         moveSlot[viewer] = perMove.count
-        perMove.append(.init(viewer: viewer, t: now, index: index, hit: v.hit, ready: viewers[viewer]!.ready,
+        perMove.append(.init(viewer: viewer, t: now, index: index, item: items[index].name, hit: v.hit, ready: viewers[viewer]!.ready,
                              firstFrameMs: nil))
         events.push(.wake(viewer: viewer, generation: v.generation), at: now + Page.hold)
         events.push(.tick(viewer: viewer, generation: v.generation), at: now + Page.atEvery)

@@ -216,12 +216,14 @@ public struct ServeSimulation: Sendable {
         public var viewer: Int
         public var t: Double
         public var index: Int
+        /// The item at `index`: its name (path in the folder).
+        public var item: String
         public var hit: Bool
         public var ready: Bool
         public var firstFrameMs: Double?
 
         enum CodingKeys: String, CodingKey {
-            case viewer, t, index, hit, ready
+            case viewer, t, index, item, hit, ready
             case firstFrameMs = "first_frame_ms"
         }
     }

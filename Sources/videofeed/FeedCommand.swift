@@ -75,4 +75,7 @@ enum FeedFormatOption: String, CaseIterable, ExpressibleByArgument {
 /// `--sort` values.
 enum SortOption: String, CaseIterable, ExpressibleByArgument {
     case newest, name
+
+    /// The folder listing's order.
+    var order: DirectoryFeedLoader.Order { self == .name ? .name : .newestFirst }
 }

@@ -129,7 +129,7 @@ struct FeedSourceOptions: ParsableArguments {
         }
         let url = URL(fileURLWithPath: path)
         if isDirectory.boolValue {
-            return DirectoryFeedLoader(root: url, order: sort == .name ? .name : .newestFirst)
+            return DirectoryFeedLoader(root: url, order: sort.order)
         }
         return ManifestFeedLoader(file: url, format: format, displaySize: display)
     }

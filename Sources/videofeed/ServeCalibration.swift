@@ -30,7 +30,7 @@ struct ServeCalibration {
     var mediaPolicy: MediaPolicyOptions
 
     func run() throws {
-        let served = try ServedFolder(folder: folder, rendition: rendition, mediaPolicy: mediaPolicy,
+        let served = try ServedFolder(folder: folder, order: .name, rendition: rendition, mediaPolicy: mediaPolicy,
                                       command: "calibrate --serve", unlisted: "not listed by serve, not measured")
         defer { served.close() }
         let engine = served.engine, configuration = served.configuration

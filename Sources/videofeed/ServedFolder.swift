@@ -13,11 +13,11 @@ final class ServedFolder {
     let items: [(entry: ServeEngine.ListedItem, name: String)]
     private let cacheURL: URL
 
-    /// Lists `folder` with serve's loader and the rendition and open options given; `command` names the caller in
-    /// errors. Files serve does not list (a second file of one public ID) are named on stderr with `unlisted`.
+    /// Lists `folder` with serve's loader in `order` (serve's `--sort`) and the rendition and open options given;
+    /// `command` names the caller in errors. Files serve does not list (a second file of one public ID) are named on stderr with `unlisted`.
     /// - Throws: an `ExitCode` after saying why on stderr: not a folder, no temporary cache, no listing, no item.
-    init(folder: String, rendition: RenditionOptions, mediaPolicy: MediaPolicyOptions, command: String,
-         unlisted: String) throws {
+    init(folder: String, order: DirectoryFeedLoader.Order, rendition: RenditionOptions,
+         mediaPolicy: MediaPolicyOptions, command: String, unlisted: String) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
             Console.error("\(Console.safe(folder)): \(command) needs a folder of media files")
@@ -28,7 +28,7 @@ final class ServedFolder {
         configuration = ServeCommand.engineConfiguration(cache: cacheURL, rendition: rendition,
                                                          mediaPolicy: mediaPolicy, jobTimeLimit: 600)
         let root = URL(fileURLWithPath: folder)
-        let feed = Feed(loader: DirectoryFeedLoader(root: root, order: .name), prefetchDistance: 10)
+        let feed = Feed(loader: DirectoryFeedLoader(root: root, order: order), prefetchDistance: 10)
         do {
             engine = try ServeEngine(feed: feed, configuration: configuration)
         } catch {

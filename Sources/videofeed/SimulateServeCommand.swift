@@ -62,6 +62,9 @@ struct SimulateServeCommand: ParsableCommand {
     @Option(help: "Without --trace: the seed of the drawn trace.")
     var seed: UInt64 = 1
 
+    @Option(help: "Order of the folder's items, as serve --sort: newest or name (a trace's index is a place in it).")
+    var sort: SortOption = .newest
+
     @Option(name: .customLong("write-trace"), help: "Write the trace replayed (CSV) to this file.")
     var writeTrace: String?
 
@@ -133,7 +136,7 @@ struct SimulateServeCommand: ParsableCommand {
     /// profile (by the item's name there, else estimated by size). An item whose plan cannot be made fails on the
     /// server as it would live.
     func servedItems(profile: ServeCosts) throws -> [ServedItem] {
-        let served = try ServedFolder(folder: source, rendition: rendition, mediaPolicy: mediaPolicy,
+        let served = try ServedFolder(folder: source, order: sort.order, rendition: rendition, mediaPolicy: mediaPolicy,
                                       command: "simulate serve", unlisted: "not listed by serve, not simulated")
         defer { served.close() }
         let configuration = served.configuration

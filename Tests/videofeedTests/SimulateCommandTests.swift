@@ -139,6 +139,34 @@ import Testing
         #expect(refused.status == 2 && refused.stderr.contains("bad.csv:2"), "\(refused.stderr)")
     }
 
+    @Test("simulate serve lists the folder in serve's order: newest first by default, by name with --sort name")
+    func simulateServeOrder() throws {
+        let folder = try TestFixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let media = folder.appendingPathComponent("media")
+        try FileManager.default.createDirectory(at: media, withIntermediateDirectories: true)
+        // a.mp4 the oldest, c.mp4 in between, b.mp4 the newest: neither order is the other.
+        let ages: [(String, Double)] = [("a.mp4", 3000), ("b.mp4", 1000), ("c.mp4", 2000)]
+        for (name, age) in ages {
+            let file = media.appendingPathComponent(name)
+            try FileManager.default.copyItem(atPath: TestFixtures.media("rotate90.mp4"), toPath: file.path)
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -age)],
+                                                  ofItemAtPath: file.path)
+        }
+        let trace = folder.appendingPathComponent("trace.csv")
+        try "viewer,time_s,index\n0,0,0\n0,1,1\n0,2,2\n".write(to: trace, atomically: true, encoding: .utf8)
+        func items(_ extra: [String]) throws -> [String] {
+            let result = try run(cli, ["simulate", "serve", media.path, "--trace", trace.path, "--json", "--per-move"] + extra)
+            #expect(result.status == 0, "\(result.stderr)")
+            let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+            let moves = json?["per_move"] as? [[String: Any]] ?? []
+            return moves.sorted { ($0["t"] as? Double ?? 0) < ($1["t"] as? Double ?? 0) }.compactMap { $0["item"] as? String }
+        }
+        #expect(try items([]) == ["b.mp4", "c.mp4", "a.mp4"])
+        #expect(try items(["--sort", "newest"]) == ["b.mp4", "c.mp4", "a.mp4"])
+        #expect(try items(["--sort", "name"]) == ["a.mp4", "b.mp4", "c.mp4"])
+    }
+
     @Test("calibrate --serve measures serve's jobs for every item of a folder, with the manifest's facts")
     func calibrateServe() throws {
         let folder = try TestFixtures.temporaryFolder()
