@@ -263,7 +263,8 @@ class Request:
             try:
                 # The viewer's lock is never taken under a request's: Viewer.move holds the viewer's lock while it
                 # cancels requests (the request's lock), so taking a connection under the request's lock deadlocked.
-                conn, reused = v.take_connection()
+                # A retry goes on a new connection, as a browser's does: the other idle ones may be stale too.
+                conn, reused = v.take_connection(fresh=attempt > 0)
                 with self.lock:
                     if self.abandoned:
                         raise Abandoned()
@@ -386,9 +387,9 @@ class Viewer(threading.Thread):
         self.leaving = False
 
     # connections ---------------------------------------------------------------------------------------------------
-    def take_connection(self):
+    def take_connection(self, fresh=False):
         with self.lock:
-            if self.idle:
+            if self.idle and not fresh:
                 return self.idle.pop(), True
         return http.client.HTTPConnection(self.host, self.port, timeout=self.args.timeout), False
 
