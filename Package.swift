@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(name: "PrefetchTests", dependencies: ["Prefetch", "EngineSupport", "TestSupport"]),
         .testTarget(name: "FeedPlayerTests", dependencies: ["FeedPlayer", "Feed", "Media", "Prefetch", "EngineSupport", "TestSupport"]),
         .testTarget(name: "PolicyLabTests", dependencies: ["PolicyLab", "Prefetch", "EngineSupport"], exclude: ["Samples"]),
-        .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "Media", "Feed", "TestSupport"]),
+        .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "Media", "Feed", "EngineSupport", "TestSupport"]),
         .testTarget(name: "TranscodingTests", dependencies: ["Transcoding", "Media", "Feed", "TestSupport"]),
         .testTarget(
             name: "FeedServerTests",

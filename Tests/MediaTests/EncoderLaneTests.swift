@@ -49,21 +49,25 @@ import Testing
         #expect(ran.get() == [0, 1, 2, 3])
     }
 
-    @Test("abandon drops the work still waiting and returns once the running piece ended")
+    @Test("abandon drops the work still waiting and returns once the running piece ended", .timeLimit(.minutes(1)))
     func abandon() throws {
         let lane = EncoderLane(name: "test.lane", capacity: 8)
         let started = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
         let ran = Locked(0)
+        let sawAbandon = Locked(false)
+        // The running piece ends only once abandon() has begun (an event, not a delay): five pieces then wait, and
+        // none of them may run.
         try lane.submit {
             started.signal()
-            release.wait()
+            let deadline = Date().addingTimeInterval(30)
+            while !lane.isAbandoned, Date() < deadline { usleep(1000) }
+            sawAbandon.set(lane.isAbandoned)
             ran.withLock { $0 += 1 }
         }
         for _ in 0..<5 { try lane.submit { ran.withLock { $0 += 1 } } }
         started.wait()
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { release.signal() }
         lane.abandon()
+        #expect(sawAbandon.get(), "the running piece gave up waiting for abandon()")
         #expect(ran.get() == 1)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import EngineSupport
 @testable import Media
 import TestSupport
 import Testing
@@ -567,16 +568,37 @@ import Testing
         }
     }
 
-    @Test("cancelling stops a transcode with .cancelled and leaves no temporary file")
+    @Test("cancelling a running transcode stops it with .cancelled and removes its temporary files",
+          .timeLimit(.minutes(2)))
     func cancel() throws {
+        // The source comes over HTTP: the open and the plan read it whole, then every later answer stalls halfway
+        // (FaultHTTPServer's /later/), so the run has begun writing its outputs under temporary names and cannot end
+        // by itself before the cancel.
+        let server = try FaultHTTPServer(folder: TestFixtures.folder.appendingPathComponent("transcode").path)
         let token = CancellationToken()
         let out = try TestFixtures.temporaryFolder("transcode")
         defer { try? FileManager.default.removeItem(at: out) }
-        let file = try MediaFile(path: TestFixtures.transcode("long_gop_b.mp4"), cancellation: token)
-        let transcoder = try Transcoder(file: file, settings: Self.single)
+        var options = OpenOptions()
+        options.openTimeout = 120
+        options.readTimeout = 120
+        let file = try MediaFile(path: server.url("later", "interlaced.ts"), options: options, cancellation: token)
+        nonisolated(unsafe) let transcoder = try Transcoder(file: file, settings: Self.single)
+        try server.stallLater("interlaced.ts")
+        let ended = Locked<Result<TranscodeReport, any Error>?>(nil)
+        // The transcoder is handed to the thread and not touched here again.
+        Thread.detachNewThread { ended.set(Result { try transcoder.run(into: out) }) }
+        func files() -> [String] {
+            (FileManager.default.enumerator(atPath: out.path)?.allObjects as? [String]) ?? []
+        }
+        // Events, not delays: a temporary output appears (the run is under way), then the cancel ends the run.
+        #expect(waitFor { files().contains { $0.contains(".tmp-") } || ended.get() != nil })
+        #expect(ended.get() == nil, "the run ended before the cancel: \(String(describing: ended.get()))")
+        #expect(files().contains { $0.contains(".tmp-") }, "no temporary output while running: \(files())")
         token.cancel()
-        #expect { try transcoder.run(into: out) } throws: { ($0 as? MediaError)?.kind == .cancelled }
-        let left = try FileManager.default.contentsOfDirectory(atPath: out.path)
+        #expect(waitFor { ended.get() != nil })
+        let error = try #require(throws: MediaError.self) { try ended.get()?.get() }
+        #expect(error.kind == .cancelled)
+        let left = files()
         #expect(!left.contains { $0.contains(".tmp-") || $0.hasSuffix(".mp4") }, "\(left)")
     }
 }

@@ -52,8 +52,16 @@ import EngineSupport
         let s = scheduler(preparer, workers: 2)
         // Wants 3...7. The current item starts and blocks on the gate before its first frame; while it waits for
         // it nothing else starts, so the four neighbours wait in the queue.
+        let starts = Locked<[Int]>([])
+        s.setTraceHandler { action in
+            if case .start(let order) = action { starts.withLock { $0.append(order.index) } }
+        }
         s.update(current: 5)
-        Thread.sleep(forTimeInterval: 0.1)
+        // Events, not a delay: 5's job reaches the gate; then a barrier on the control queue (counters) has every
+        // decision made so far behind it, and nothing can start until 5 has a first frame.
+        #expect(waitFor { preparer.log.withLock { $0.started } == [5] })
+        _ = s.counters
+        #expect(starts.get() == [5])
         #expect(preparer.log.withLock { $0.started } == [5])
         s.update(current: 15)  // wants 13...17: all of 3...7 leave
         preparer.open()
@@ -168,7 +176,7 @@ import EngineSupport
         #expect(s.waitUntilIdle(timeout: 10))
         var numbers: [Int] = []
         for _ in 0..<12 {
-            while s.snapshot(0)?.bufferedFrames == 0 { Thread.sleep(forTimeInterval: 0.001) }
+            #expect(waitFor { (s.snapshot(0)?.bufferedFrames ?? 0) > 0 })
             numbers.append(try #require(s.takeBufferedFrame(0)).number)
         }
         #expect(numbers == Array(1...12))

@@ -21,13 +21,13 @@ import Testing
     }
 
     @Test("jobs run in order, and a sync waits for the jobs queued before it")
-    func order() {
+    func order() throws {
         let lane = WorkerLane(name: "test.order", nice: 0)
         defer { lane.stop() }
         let log = Locked<[Int]>([])
         let gate = Gate()
         lane.async { gate.hold() }
-        gate.entered.wait()
+        try #require(gate.entered.wait(timeout: .now() + 30) == .success)
         for i in 0..<5 { lane.async { log.withLock { $0.append(i) } } }
         lane.asyncWithoutPreempting { log.withLock { $0.append(5) } }
         // Busy lane: the sync goes after the six queued jobs.
@@ -90,7 +90,7 @@ import Testing
             tid.set(Self.threadID())
             gate.hold()
         }
-        gate.entered.wait()
+        try #require(gate.entered.wait(timeout: .now() + 30) == .success)
         let laneTID = tid.get()
         try #require(laneTID > 0)
         #expect(sched_getscheduler(laneTID) == 0, "a lane runs SCHED_OTHER")

@@ -9,6 +9,8 @@ import Foundation
 /// - `/endless/NAME`: no `Content-Length`, pseudo-random bytes forever.
 /// - `/trickle/NAME`: the file one byte every 20 ms: never stalls long enough for a read timeout, never ends in time.
 /// - `/redirect-file?PATH`: a 302 to `file://PATH`.
+/// - `/later/NAME`: as `/ok/`, until ``stallLater(_:)``; from then on each answer for NAME sends the first half of
+///   what it answers, then silence (a source that stalls once the test has let the open and planning through).
 ///
 /// Stopped on deinit.
 public final class FaultHTTPServer {
@@ -30,6 +32,11 @@ public final class FaultHTTPServer {
     /// `http://127.0.0.1:<port>/<fault>/<name>`.
     public func url(_ fault: String, _ name: String) -> String { "http://127.0.0.1:\(port)/\(fault)/\(name)" }
 
+    /// Makes every later answer of `/later/<name>` stall halfway.
+    public func stallLater(_ name: String) throws {
+        _ = try LoopbackHTTP.request(port, "/arm/\(name)")
+    }
+
     /// A URL that redirects to `file://<path>`.
     public func redirectToFile(_ path: String) -> String { "http://127.0.0.1:\(port)/redirect-file?\(path)" }
 
@@ -44,6 +51,7 @@ import os, random, socket, struct, sys, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 root = sys.argv[1]
+armed = set()
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -72,6 +80,12 @@ class Handler(BaseHTTPRequestHandler):
             self.send_error(404)
             return
         fault, name = parts[1], parts[2]
+        if fault == "arm":
+            armed.add(name)
+            self.send_response(204)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if fault == "endless":
             self.send_response(200)
             self.send_header("Content-Type", "video/mp4")
@@ -85,7 +99,7 @@ class Handler(BaseHTTPRequestHandler):
         except OSError:
             self.send_error(404)
             return
-        if fault == "ok":
+        if fault == "ok" or fault == "later":
             start, end = 0, len(data) - 1
             rng = self.headers.get("Range")
             if rng and rng.startswith("bytes="):
@@ -105,6 +119,10 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Accept-Ranges", "bytes")
             self.send_header("Content-Length", str(end - start + 1))
             self.end_headers()
+            if fault == "later" and name in armed:
+                self.wfile.write(data[start:start + (end + 1 - start) // 2])
+                self.wfile.flush()
+                time.sleep(3600)
             self.wfile.write(data[start:end + 1])
             return
         self.send_response(200)

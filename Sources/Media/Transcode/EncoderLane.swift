@@ -58,6 +58,9 @@ final class EncoderLane {
         if let error = failure.get() { throw error }
     }
 
+    /// Whether ``abandon()`` was called: work taken from now on is dropped.
+    var isAbandoned: Bool { abandoned.get() }
+
     /// Drops the work still waiting (the pipeline failed or was cancelled) and waits for the lane to stop.
     func abandon() {
         abandoned.set(true)
