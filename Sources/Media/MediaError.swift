@@ -148,7 +148,7 @@ extension MediaError {
                               message: "\(message): \(detail)", code: code)
         }
         if kind == .timedOut || kind == .cancelled, let interrupt, interrupt.timedOut || interrupt.isCancelled {
-            message = interrupt.timedOut ? "the time limit passed" : "cancelled by the caller"
+            message = interrupt.timedOut ? interrupt.expiredLimit?.phrase ?? "a time limit passed" : "cancelled by the caller"
         } else if let detail = FFmpegLog.lastError, detail != message {
             message += ": " + detail
         }

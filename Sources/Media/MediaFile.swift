@@ -86,7 +86,7 @@ public final class MediaFile {
         guard let demuxer = DemuxerContext(interrupt: interrupt) else {
             throw MediaError(.limitExceeded, operation: "open", item: item, message: "out of memory")
         }
-        interrupt.arm(seconds: options.openTimeout)
+        interrupt.arm(seconds: options.openTimeout, for: .open)
 
         // Our own I/O context, so the format can be checked before its demuxer runs (a playlist demuxer opens the
         // URLs it lists while reading its header).
@@ -301,7 +301,7 @@ extension MediaFile {
             withExtendedLifetime(first) { av_packet_move_ref(packet, first.raw) }
             return .packet
         }
-        interrupt.arm(seconds: options.readTimeout)
+        interrupt.arm(seconds: options.readTimeout, for: .read)
         let result = av_read_frame(context, packet)
         interrupt.disarm()
         if result == vf_averror_eof() { return .endOfFile }
@@ -329,7 +329,7 @@ extension MediaFile {
         // A stream time base so fine that the target does not fit in 64 bits: seek to the end.
         let target = ticks.isFinite && abs(ticks) < 9e18 ? Int64(ticks) : Int64.max
         dropPendingPackets()
-        interrupt.arm(seconds: options.readTimeout)
+        interrupt.arm(seconds: options.readTimeout, for: .read)
         var result = av_seek_frame(context, Int32(index), target, vf_seek_flag_backward())
         if result < 0 {
             let global = Int64(min(max(seconds + info.startTime, 0), 1e12) * Double(vf_time_base()))
@@ -351,7 +351,7 @@ extension MediaFile {
     func rewindToStart() throws {
         dropPendingPackets()
         let name = context.pointee.iformat?.pointee.name.map { String(cString: $0) } ?? ""
-        interrupt.arm(seconds: options.readTimeout)
+        interrupt.arm(seconds: options.readTimeout, for: .read)
         defer { interrupt.disarm() }
         if ["mpegts", "mpeg"].contains(name), (context.pointee.iformat.pointee.flags & vf_fmt_no_byte_seek()) == 0,
            av_seek_frame(context, -1, max(0, context.pointee.skip_initial_bytes), vf_seek_flag_byte()) >= 0 {
