@@ -22,8 +22,8 @@ help:
 	@echo "                     transcoder's outputs in headless Chromium (scripts/browser-test.sh)"
 	@echo "make serve           release build, then videofeed serve on Fixtures/serve/feed.json at http://127.0.0.1:8080/"
 	@echo "                     (PORT=..., SOURCE=... to change; the page, API and design in docs/serve.md)"
-	@echo "make test-sanitizers ASan: Media, Thumbnails and CLI suites; TSan: Feed, Prefetch, FeedPlayer, Thumbnails,"
-	@echo "                     Transcoding, Transcode (its encoder lanes), FeedServer"
+	@echo "make test-sanitizers ASan: Media, Thumbnails and CLI suites, the leak and soak suites; TSan: Feed, Prefetch,"
+	@echo "                     FeedPlayer, Thumbnails, Transcoding, Transcode, cancellation, FeedServer, serve memory"
 	@echo "make fuzz            libFuzzer + ASan over the Media layer for FUZZ_SECONDS (default 600), under nice,"
 	@echo "                     then make fuzz-serve"
 	@echo "make fuzz-serve      videofeed serve (release) under random requests, protocol junk and WebSocket messages"
@@ -91,29 +91,31 @@ demo: release
 	$$($(SWIFT) build -c release --show-bin-path)/videofeed play --swipes n,n,n,p,n,j10,n,n,p,n --dwell-ms 400 \
 		--size 360x640 --dump $(DEMO_OUT)/play
 
-# The whole suite in parallel, then the memory and latency suites each alone in a quiet process.
+# The whole suite in parallel, then the memory suites each alone in a quiet process.
 test: deps browser-deps
 	$(SWIFT) test
 	bash scripts/browser-test.sh
 	bash scripts/serve-check.sh
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter LeakTests
-	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter CancellationTests
-	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter RemoteFaultTests
-	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter FeedPlayerLatencyTests
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter SoakTests
 	VIDEOFEED_ISOLATED=1 $(SWIFT) test --skip-build --filter ServeMemoryTests
 
-# C-interop suites under AddressSanitizer (Media, Thumbnails, and the CLI that drives them), the concurrent suites
-# (Feed, Prefetch, FeedPlayer, the thumbnail and transcode batches, the transcoder's encoder lanes, the server) under
-# ThreadSanitizer. .ci/lsan.supp lists the toolchain
+# C-interop suites under AddressSanitizer (Media, Thumbnails, and the CLI that drives them; then the leak and soak
+# suites alone, LeakSanitizer checking at exit), the concurrent suites (Feed, Prefetch, FeedPlayer, the thumbnail and
+# transcode batches, the transcoder's encoder lanes, cancellation and remote faults, the server; then the server's
+# memory suite alone) under ThreadSanitizer. .ci/lsan.supp lists the toolchain
 # libraries' own leaks, .ci/tsan.supp a known false positive of the Swift runtime with NIO's continuations (in
 # Hummingbird's connection task); nothing of ours is suppressed.
 test-sanitizers: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
 		$(SWIFT) test --sanitize=address --scratch-path .build-asan --filter 'MediaTests|videofeedTests|ThumbnailsTests'
+	VIDEOFEED_ISOLATED=1 VIDEOFEED_SANITIZER=address LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
+		$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --filter 'LeakTests|SoakTests'
 	TSAN_OPTIONS=suppressions=$(CURDIR)/.ci/tsan.supp \
 		$(SWIFT) test --sanitize=thread --scratch-path .build-tsan \
-		--filter 'FeedTests|PrefetchTests|FeedPlayerTests|TwoDriversTests|ThumbnailsTests|TranscodingTests|TranscodeTests|EncoderLaneTests|FeedServerTests'
+		--filter 'FeedTests|PrefetchTests|FeedPlayerTests|TwoDriversTests|ThumbnailsTests|TranscodingTests|TranscodeTests|EncoderLaneTests|CancellationTests|RemoteFaultTests|FeedServerTests'
+	VIDEOFEED_ISOLATED=1 VIDEOFEED_SANITIZER=thread TSAN_OPTIONS=suppressions=$(CURDIR)/.ci/tsan.supp \
+		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'ServeMemoryTests'
 
 # Issue 12's judged figures: swipe to first frame in Chromium, cold jumps and 20 viewers' load, each on a fresh
 # `serve` (Benchmarks/serve-bench.sh; MEDIA=../shared/media, SWIPES, COLD_JUMPS, VIEWERS, LOAD_SECONDS, SEED to change).

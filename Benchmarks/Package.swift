@@ -43,6 +43,12 @@ let package = Package(
             path: "Benchmarks/PolicyLabSimulate",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // cancel-latency.sh: how soon a blocked open returns when cancelled or timed out (a plain executable).
+        .executableTarget(
+            name: "CancelLatency",
+            dependencies: [.product(name: "Media", package: "VideoFeedEngine")],
+            path: "Benchmarks/CancelLatency"
+        ),
         // The bare-loop baseline of compare-thumbs.sh (a plain executable, not an ordo-one benchmark).
         .executableTarget(
             name: "ThumbsLoop",

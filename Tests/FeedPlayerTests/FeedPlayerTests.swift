@@ -184,7 +184,7 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
         #expect(player.waitForFirstFrame(of: 0, timeout: 30).frame != nil)
         let seen = Locked<[Double]>([])
         let session = player.play(speed: 8) { frame in seen.withLock { $0.append(frame.time) } }
-        Thread.sleep(forTimeInterval: 0.5)
+        #expect(waitFor { seen.withLock { $0.count } > 5 })
         player.next()
         #expect(session.wait(timeout: 5))
         let times = seen.withLock { $0 }
@@ -204,7 +204,7 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
         #expect(player.waitForFirstFrame(of: 0, timeout: 30).frame != nil)
         // 500× real time: a frame falls due every 0.08 ms, far faster than any frame decodes.
         let session = player.play(speed: 500) { _ in }
-        Thread.sleep(forTimeInterval: 0.5)
+        #expect(waitFor { !stalled.withLock { $0 }.isEmpty })
         session.stop()
         #expect(session.wait(timeout: 5))
         #expect(player.metrics.stalls > 0)
@@ -228,25 +228,19 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
     }
 }
 
-/// Latency of a hit, measured: `make test` runs this suite alone (VIDEOFEED_ISOLATED=1).
-@Suite(.serialized, .enabled(if: isolatedRun, "latency test: runs alone under make test"))
-struct FeedPlayerLatencyTests {
-    @Test("moving to a prefetched neighbour returns its frame in under 5 ms")
-    func hitLatency() throws {
+/// A move to a prefetched neighbour is a hit: its frame comes back from `next()` itself. How fast is measured by the
+/// FeedPlayerSwipe benchmark, not here.
+@Suite struct FeedPlayerHitTests {
+    @Test("moving to a settled neighbour returns its frame at once: a hit, every time")
+    func hits() throws {
         var configuration = smallConfiguration()
         configuration.displaySize = Size(width: 720, height: 1280)
         let player = FeedPlayer(feed: fixtureFeed(count: 12), configuration: configuration)
         player.start(at: 2)
-        var durations: [Double] = []
         for _ in 0..<6 {
             #expect(player.settle(timeout: 30))
-            let started = DispatchTime.now().uptimeNanoseconds
-            let frame = player.next().frame
-            durations.append(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)
-            #expect(frame != nil, "a settled neighbour is a hit")
+            #expect(player.next().frame != nil, "a settled neighbour is a hit")
         }
-        #expect(durations.sorted()[durations.count / 2] < 5, "median \(durations) ms")
-        #expect(durations.max()! < 5, "\(durations) ms")
         #expect(player.metrics.hits == 6)
     }
 }

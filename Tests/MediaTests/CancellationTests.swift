@@ -1,36 +1,34 @@
 import Dispatch
+import EngineSupport
 import Foundation
 import Media
 import TestSupport
 import Testing
 
-/// A blocked open on a server that never answers returns promptly when cancelled, or when its time limit passes.
-/// Latency is measured, so `make test` runs this suite alone (VIDEOFEED_ISOLATED=1).
-@Suite(.serialized, .enabled(if: isolatedRun, "latency test: runs alone under make test"))
-struct CancellationTests {
-    @Test("cancelling a blocked open returns within 200 ms with .cancelled")
+/// A blocked open on a server that never answers ends when cancelled, or when its time limit passes. Events, not
+/// durations, decide here; how soon it returns is measured by `Benchmarks/cancel-latency.sh`.
+@Suite struct CancellationTests {
+    @Test("cancelling an open blocked on a server that never answers ends it with .cancelled", .timeLimit(.minutes(1)))
     func cancelBlockedOpen() throws {
         let server = try SilentServer()
         let token = CancellationToken()
-        var options = OpenOptions()
-        options.openTimeout = 30
-        let started = DispatchTime.now()
-        let cancelAt = started + .milliseconds(300)
-        // A thread of its own: the test itself blocks a cooperative-pool thread, and on a 2-core machine Dispatch's
-        // global queues may have no free thread to run a timer block on time.
+        let options = { var options = OpenOptions(); options.openTimeout = 600; return options }()
+        let ended = Locked<MediaError.Kind?>(nil)
+        let url = server.url()
         Thread.detachNewThread {
-            let wait = Int64(cancelAt.uptimeNanoseconds) - Int64(DispatchTime.now().uptimeNanoseconds)
-            if wait > 0 { usleep(UInt32(wait / 1000)) }
-            token.cancel()
+            do {
+                _ = try MediaFile(path: url, options: options, cancellation: token)
+                ended.set(.invalidData)  // opened: cannot be, the server never answers
+            } catch {
+                ended.set((error as? MediaError)?.kind ?? .io)
+            }
         }
-        let error = try #require(throws: MediaError.self) {
-            try MediaFile(path: server.url(), options: options, cancellation: token)
-        }
-        let returned = DispatchTime.now()
-        #expect(error.kind == .cancelled)
-        let afterCancel = Double(returned.uptimeNanoseconds - cancelAt.uptimeNanoseconds) / 1e6
-        #expect(afterCancel < 200, "returned \(afterCancel) ms after cancel")
-        #expect(afterCancel > -5, "returned before cancel")
+        // The open is connected and waiting for an answer that never comes: only the cancel can end it.
+        #expect(waitFor { server.accepted >= 1 })
+        #expect(ended.get() == nil)
+        token.cancel()
+        #expect(waitFor { ended.get() != nil })
+        #expect(ended.get() == .cancelled)
     }
 
     @Test("the open time limit ends a blocked open with .timedOut")
@@ -38,10 +36,9 @@ struct CancellationTests {
         let server = try SilentServer()
         var options = OpenOptions()
         options.openTimeout = 0.3
-        let started = Date()
         let error = try #require(throws: MediaError.self) { try MediaFile(path: server.url(), options: options) }
         #expect(error.kind == .timedOut)
-        #expect(Date().timeIntervalSince(started) < 2)
+        #expect(server.accepted >= 1, "it connected, then waited")
     }
 
     @Test("a token cancelled before start never opens")

@@ -41,9 +41,14 @@ public func residentBytes() -> Int {
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 
-/// Whether the tests that need a quiet process (memory, latency) should run: `make test` runs them alone in a
-/// second `swift test` invocation with VIDEOFEED_ISOLATED=1.
+/// Whether the tests that need a quiet process (memory) should run: `make test` runs them alone in a second
+/// `swift test` invocation with VIDEOFEED_ISOLATED=1.
 public var isolatedRun: Bool { ProcessInfo.processInfo.environment["VIDEOFEED_ISOLATED"] == "1" }
+
+/// Whether this run is a sanitizer build (`make test-sanitizers` sets VIDEOFEED_SANITIZER): resident memory then
+/// counts the sanitizer's shadow and quarantine, so the memory suites leave their bounds to LeakSanitizer (which fails
+/// the process on a leak at exit) and keep every other check.
+public var sanitizerRun: Bool { ProcessInfo.processInfo.environment["VIDEOFEED_SANITIZER"] != nil }
 
 /// ``run(_:_:in:)`` on a Dispatch thread: an async test waits for the program without holding a thread of Swift's
 /// cooperative pool (two on a 2-core machine), which the parallel suites share.

@@ -5,10 +5,10 @@ import TestSupport
 import Testing
 @testable import Thumbnails
 
-/// A batch over a misbehaving server: the faulty items fail with typed errors within the item time limit, and the
-/// other items are rendered. The bound on the whole run is deliberately loose (a shared machine).
+/// A batch over a misbehaving server: the faulty items fail with typed errors (the stalled and endless ones by the item
+/// time limit), and the other items are rendered.
 @Suite struct BatchFaultTests {
-    @Test("stalled, reset, endless and redirected items fail; the good ones render")
+    @Test("stalled, reset, endless and redirected items fail; the good ones render", .timeLimit(.minutes(2)))
     func faults() throws {
         let server = try FaultHTTPServer(folder: TestFixtures.folder.appendingPathComponent("media").path)
         let secret = TestFixtures.folder.appendingPathComponent("hostile/secret.txt").path
@@ -26,9 +26,7 @@ import Testing
         }
         let out = try TestFixtures.temporaryFolder("batch-faults")
         let configuration = ThumbnailBatch.Configuration(output: out, jobs: 2, timeLimit: 3)
-        let started = Date()
         let summary = try ThumbnailBatch(feed: items, configuration: configuration).run()
-        #expect(Date().timeIntervalSince(started) < 60)
         #expect(summary.items == 6)
         #expect(summary.failures.count == 4)
         let cards = Dictionary(uniqueKeysWithValues: CardFile.read(out.appendingPathComponent("cards.jsonl")).cards
