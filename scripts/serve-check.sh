@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `make test`'s checks of `videofeed serve` as a user meets it: serves Fixtures/serve/feed.json with the built videofeed
-# (debug unless VIDEOFEED is set) on a free port with a fresh cache, runs the page's browser tests in headless Chromium
+# `make test`'s checks of `videofeed serve` as a user meets it: serves Fixtures/serve/feed.json with the release build of
+# videofeed (built here unless VIDEOFEED names a binary; the load test's time and memory limits are a release build's)
+# on a free port with a fresh cache, runs the page's browser tests in headless Chromium
 # (scripts/serve-browser-test.py; its `window` check again on a second server with `--policy tiktokLike`, whose page
 # window differs from the default's) and then a short load test (scripts/serve-load.py: 4 viewers for 10 s, no 5xx, no stall, memory bounded,
 # initialisation segments identical to what `videofeed transcode` writes for the same feed), then the request fuzzer
@@ -11,7 +12,10 @@
 # and changing networks (scripts/serve-abr-test.py). Needs `make browser-deps`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VIDEOFEED=${VIDEOFEED:-$(swift build --show-bin-path)/videofeed}
+if [ -z "${VIDEOFEED:-}" ]; then
+  swift build -c release --product videofeed
+  VIDEOFEED=$(swift build -c release --show-bin-path)/videofeed
+fi
 work=$(mktemp -d /tmp/vfe-serve.XXXXXX)
 pid=
 pid2=
