@@ -7,12 +7,14 @@
 # 2. makes a benchmark feed of 1080x1920-class sources under $WORK (a temporary folder): real phone clips from
 #    $MEDIA (../shared/media: read from there through a manifest written under $WORK, never copied into the
 #    project) and one synthetic 1080x1920 clip made with the ffmpeg CLI (testsrc2, 10 s, 30 fps, H.264), cycled to
-#    ITEMS items with distinct public_ids (each its own cached item), in Fixtures/feed.json's manifest format; and a
-#    longer feed (COLD_ITEMS items, the same sources) for the cold-jump series, so that every jump lands on an item
-#    nothing ever prepared;
+#    ITEMS items with distinct public_ids (each its own cached item), in Fixtures/feed.json's manifest format; a feed of
+#    SWIPE_ITEMS items (the same sources; by default SWIPES + 20, more than the swipes can reach, so no swipe comes back
+#    round the feed to an item from a lap before) for the neighbour swipes; and a longer feed (COLD_ITEMS items) for
+#    the cold-jump series, so that every jump lands on an item nothing ever prepared;
 # 3. runs `videofeed transcode` over the feed (the batch the load test compares every served segment with);
 # 4. swipe benchmark (scripts/serve-swipe-bench.py): `serve` on a free port with a fresh cache, SWIPES neighbour
-#    swipes in Chromium (1-3 s dwell); then, that server stopped, a second `serve` with a fresh cache on the long
+#    swipes in Chromium (1-3 s dwell) over the swipe feed, reported over all and apart for items not visited before
+#    (cold for the viewer) and items visited before (warm); then, that server stopped, a second `serve` with a fresh cache on the long
 #    feed for COLD_JUMPS cold jumps (#i=N) after the script listed the whole feed (pending=1: the pages read, no item
 #    prepared: the judged figure is the cold item's, not the listing's); then a third for DEEP_JUMPS jumps with
 #    nothing listed beforehand (a deep link: the page lists its way to the item), reported beside it;
@@ -20,7 +22,8 @@
 #    its resident memory sampled through --pid;
 # 6. prints the figures against the targets and writes them (JSON of each part, server logs) into $WORK.
 #
-# Knobs (environment): SWIPES=200 COLD_JUMPS=20 COLD_STRIDE=7 DEEP_JUMPS=6 VIEWERS=20 LOAD_SECONDS=120 SEED=1 ITEMS=16 COLD_ITEMS=150
+# Knobs (environment): SWIPES=200 COLD_JUMPS=20 COLD_STRIDE=7 DEEP_JUMPS=6 VIEWERS=20 LOAD_SECONDS=120 SEED=1 ITEMS=16
+# SWIPE_ITEMS=SWIPES+20 COLD_ITEMS=150
 # MEDIA=../shared/media WORK=(mktemp) SKIP_BUILD=1 (use the release binary as built) BIN=path (another videofeed).
 # Exit status: 0 every target met, 1 a target missed or a check failed, 2 the benchmark could not run.
 set -euo pipefail
@@ -35,6 +38,7 @@ VIEWERS=${VIEWERS:-20}
 LOAD_SECONDS=${LOAD_SECONDS:-120}
 SEED=${SEED:-1}
 ITEMS=${ITEMS:-16}
+SWIPE_ITEMS=${SWIPE_ITEMS:-$((SWIPES + 20))}
 COLD_ITEMS=${COLD_ITEMS:-150}
 if [ -z "${MEDIA:-}" ]; then  # the checkout's sibling (as `make conformance`), else this machine's copy
     MEDIA=$ROOT/../shared/media
@@ -69,9 +73,10 @@ SYNTH=$WORK/media/synthetic_1080x1920.mp4
 mkdir -p "$WORK/media"
 [ -f "$SYNTH" ] || ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=1080x1920:rate=30:duration=10 \
     -c:v libx264 -preset veryfast -crf 23 -pix_fmt yuv420p -movflags +faststart "$SYNTH"
-python3 - "$MEDIA" "$SYNTH" "$WORK" "$ITEMS" "$COLD_ITEMS" <<'EOF'
+python3 - "$MEDIA" "$SYNTH" "$WORK" "$ITEMS" "$COLD_ITEMS" "$SWIPE_ITEMS" <<'EOF'
 import json, os, sys
 media, synth, work, items, cold_items = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+swipe_items = int(sys.argv[6])
 # Phone clips shown portrait (1080x1920-class or larger), HDR and rotated ones, by MANIFEST.tsv's description.
 wanted = [
     ("phone/android_4k60_rot90", "portrait_4k60.mp4"),          # Android 12, 3840x2160 rotated -90 -> 2160x3840, 60 fps
@@ -103,7 +108,9 @@ def feed(n):
     return out
 json.dump(feed(items), open(os.path.join(work, "feed.json"), "w"), indent=1)
 json.dump(feed(cold_items), open(os.path.join(work, "cold-feed.json"), "w"), indent=1)
-print(f"feed.json: {items} items, cold-feed.json: {cold_items} items, from {len(sources)} sources:")
+json.dump(feed(swipe_items), open(os.path.join(work, "swipe-feed.json"), "w"), indent=1)
+print(f"feed.json: {items} items, swipe-feed.json: {swipe_items} items, cold-feed.json: {cold_items} items, "
+      f"from {len(sources)} sources:")
 for public_id, path in sources:
     print(f"  {public_id:<32} {path}")
 EOF
@@ -154,8 +161,8 @@ stop_server() {  # stops the phase's server; one that is gone already voids the 
 trap stop_server EXIT
 
 # --- 4. swipe to first frame in Chromium ---------------------------------------------------------------------------
-say "swipe benchmark: $SWIPES neighbour swipes"
-start_server swipe "$WORK/feed.json"
+say "swipe benchmark: $SWIPES neighbour swipes over $SWIPE_ITEMS items"
+start_server swipe "$WORK/swipe-feed.json"
 set +e
 python3 scripts/serve-swipe-bench.py "$URL" --swipes "$SWIPES" --cold-jumps 0 --seed "$SEED" --json "$WORK/swipe.json"
 SWIPE_STATUS=$?
@@ -216,6 +223,11 @@ rows.append(("neighbour swipe to first painted frame, p95", "<= 100 ms",
              f"p50 {fmt(nb.get('p50_ms'))} / p95 {fmt(nb.get('p95_ms'))} / max {fmt(nb.get('max_ms'))} ms over "
              f"{nb.get('count', 0)} (server hits {nb.get('page_hits')}, misses {nb.get('page_misses')})",
              swipe.get("neighbour_target_met")))
+for key, label in (("neighbour_first_visit", "  of which to an item not visited before (cold)"),
+                   ("neighbour_revisit", "  of which back to an item visited before (warm)")):
+    part = swipe.get(key) or {}
+    rows.append((label, "-", f"p50 {fmt(part.get('p50_ms'))} / p95 {fmt(part.get('p95_ms'))} / max "
+                 f"{fmt(part.get('max_ms'))} ms over {part.get('count', 0)}", None))
 rows.append(("cold jump to first painted frame, p95", "<= 1500 ms",
              f"p50 {fmt(cold.get('p50_ms'))} / p95 {fmt(cold.get('p95_ms'))} / max {fmt(cold.get('max_ms'))} ms over "
              f"{cold.get('count', 0)} (server hits {cold.get('page_hits')}, misses {cold.get('page_misses')})",
