@@ -77,7 +77,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "TestSupport", dependencies: ["CHeif"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CHeif", "EngineSupport"], path: "Tests/TestSupport"),
         .testTarget(name: "EngineSupportTests", dependencies: ["EngineSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
         .testTarget(

@@ -13,12 +13,7 @@ import Testing
 
     /// Waits without holding a thread of the concurrency pool, which the player's page loads need.
     static func until(_ condition: () -> Bool) async throws -> Bool {
-        let deadline = Date().addingTimeInterval(30)
-        while !condition() {
-            if Date() > deadline { return false }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return true
+        await waitForAsync(seconds: 30, every: 20, condition)
     }
 
     static func player(_ server: PagedListingServer, wraps: Bool) async throws -> FeedPlayer {

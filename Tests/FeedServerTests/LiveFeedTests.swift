@@ -33,12 +33,7 @@ struct LiveFeedTests {
 
     /// Polls until `check` holds or `seconds` pass; whether it held.
     static func eventually(_ seconds: Double = 15, _ check: () async throws -> Bool) async throws -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        repeat {
-            if try await check() { return true }
-            try await Task.sleep(for: .milliseconds(50))
-        } while Date() < deadline
-        return try await check()
+        try await waitForAsync(seconds: seconds, every: 50, check)
     }
 
     static func ids(_ page: [String: Any]) -> [String] {

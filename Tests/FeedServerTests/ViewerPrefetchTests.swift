@@ -12,12 +12,7 @@ import Testing
     static let clips = (0..<8).map { _ in TestFixtures.media("h264_portrait.mp4") }
 
     func eventually(seconds: Double = 60, _ condition: () async throws -> Bool) async throws -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return false
+        try await waitForAsync(seconds: seconds, every: 20, condition)
     }
 
     @Test func neighboursAreReadyBeforeTheSwipeOverTheWebSocket() async throws {

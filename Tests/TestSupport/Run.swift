@@ -53,11 +53,7 @@ public var sanitizerRun: Bool { ProcessInfo.processInfo.environment["VIDEOFEED_S
 /// ``run(_:_:in:)`` on a Dispatch thread: an async test waits for the program without holding a thread of Swift's
 /// cooperative pool (two on a 2-core machine), which the parallel suites share.
 public func runOffPool(_ executable: URL, _ arguments: [String], in folder: URL? = nil) async throws -> RunResult {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async {
-            continuation.resume(with: Result { try run(executable, arguments, in: folder) })
-        }
-    }
+    try await offPool { try run(executable, arguments, in: folder) }
 }
 
 /// Runs blocking `work` (socket reads, a WebSocket conversation) on a Dispatch thread: an async test waits for it

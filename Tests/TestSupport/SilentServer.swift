@@ -1,3 +1,4 @@
+import EngineSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -14,18 +15,12 @@ public final class SilentServer: Sendable {
     }
 
     /// What the server and its accepting thread share (the thread must not hold the server itself, or it would
-    /// never be released). `@unchecked Sendable`: `state` is only touched while holding `lock` (an NSLock, which
-    /// ThreadSanitizer sees, unlike `Mutex`'s futex).
-    private final class Shared: @unchecked Sendable {
-        private let lock = NSLock()
-        private var state = State()
+    /// never be released).
+    private final class Shared: Sendable {
+        let state = Locked(State())
         let stopped = DispatchSemaphore(value: 0)
 
-        func withLock<T>(_ body: (inout State) -> T) -> T {
-            lock.lock()
-            defer { lock.unlock() }
-            return body(&state)
-        }
+        func withLock<T>(_ body: (inout State) -> T) -> T { state.withLock(body) }
     }
 
     private let shared = Shared()

@@ -12,13 +12,15 @@ public func waitFor(seconds: Double = 30, _ condition: () -> Bool) -> Bool {
     return true
 }
 
-/// ``waitFor(seconds:_:)`` for async tests: polls every 5 ms with `Task.sleep`, so the cooperative pool's threads stay
-/// free for the code being waited on.
-public func waitForAsync(seconds: Double = 30, _ condition: () async throws -> Bool) async rethrows -> Bool {
+/// ``waitFor(seconds:_:)`` for async tests: polls every `milliseconds` (5 by default; more for a condition that asks a
+/// server) with `Task.sleep`, so the cooperative pool's threads stay free for the code being waited on. The condition is
+/// checked once more at the bound.
+public func waitForAsync(seconds: Double = 30, every milliseconds: Int = 5,
+                         _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = DispatchTime.now() + seconds
-    while try await !condition() {
-        if DispatchTime.now() >= deadline { return false }
-        try? await Task.sleep(for: .milliseconds(5))
+    while DispatchTime.now() < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(milliseconds))
     }
-    return true
+    return try await condition()
 }

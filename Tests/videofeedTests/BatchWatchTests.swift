@@ -49,12 +49,7 @@ import Testing
     /// thread of Swift's cooperative pool: these tests run beside the async suites, which a blocked pool starves (a
     /// WebSocket test's pings then go unanswered).
     static func poll(_ seconds: Double = 30, _ condition: () throws -> Bool) async rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try condition() { return true }
-            try? await Task.sleep(nanoseconds: 50_000_000)
-        }
-        return try condition()
+        try await waitForAsync(seconds: seconds, every: 50, condition)
     }
 
     /// A temporary folder with `src/` (the watched folder) and the output folder `out/` beside it.
