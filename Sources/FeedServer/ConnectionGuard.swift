@@ -202,9 +202,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var id: Int?
     /// The first request head is complete (`\r\n\r\n` seen).
     private var headSeen = false
-    /// Bytes of the first head so far, and the last three bytes (a `\r\n\r\n` split across reads).
+    /// Bytes of the first head so far, and its last four bytes (a `\r\n\r\n` split across reads), newest lowest.
     private var headBytes = 0
-    private var tail: [UInt8] = []
+    private var lastFour: UInt32 = 0
     /// A byte other than CR or LF has come.
     private var headStarted = false
     /// Anything was written to the client.
@@ -279,34 +279,37 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         if closed { return }
         if !headSeen {
             let buffer = unwrapInboundIn(data)
-            let bytes = buffer.readableBytesView
-            var window = tail
-            var end: Int? = nil
-            for (n, byte) in bytes.enumerated() {
-                // The parser skips blank lines before a request line: they start no head (a client sending only
-                // `\r\n\r\n` must not pass for one that sent its request).
-                if !headStarted {
-                    if byte == 13 || byte == 10 { continue }
-                    headStarted = true
+            // One byte past the limit is enough to know; a 100 KB head is not read through.
+            let allowance = limits.maxHeaderBytes - headBytes + 1
+            var complete = false
+            let scanned = buffer.withUnsafeReadableBytes { bytes -> Int in
+                var n = 0
+                for byte in bytes {
+                    if n == allowance { break }
+                    n += 1
+                    // The parser skips blank lines before a request line: they start no head (a client sending only
+                    // `\r\n\r\n` must not pass for one that sent its request).
+                    if !headStarted {
+                        if byte == 13 || byte == 10 { continue }
+                        headStarted = true
+                    }
+                    lastFour = lastFour << 8 | UInt32(byte)
+                    if lastFour == 0x0D0A_0D0A {
+                        complete = true
+                        break
+                    }
                 }
-                window.append(byte)
-                if window.count > 4 { window.removeFirst() }
-                if window == [13, 10, 13, 10] {
-                    end = n + 1
-                    break
-                }
+                return n
             }
-            tail = window
-            headBytes += end ?? bytes.count
+            headBytes += scanned
             if headBytes > limits.maxHeaderBytes {
                 reject(context, "431 Request Header Fields Too Large", "the request head is too large\n")
                 return
             }
-            if end != nil {
+            if complete {
                 headSeen = true
                 headTimer?.cancel()
                 headTimer = nil
-                tail = []
                 if let id { registry.started(id) }
             }
         }
