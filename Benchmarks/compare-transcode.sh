@@ -8,9 +8,12 @@
 #                   (Fixtures/bench/thumbs/clip_000.mp4) and two real clips (MEDIA/sample.mp4, MEDIA/fire2.mp4,
 #                   rotated 180°): hyperfine mean ± sd, ours/ffmpeg. ffmpeg autorotates, so its scale size is the
 #                   upright size our rendition came out with (read with ffprobe).
+#   1b ladder       the same three clips and MEDIA/portrait_4k60.mp4 (a 4K phone clip) to the default ladder (every rung; ours in one pass with --jobs 1)
+#                   against one ffmpeg process making the same MP4s (split, one scale and encoder per rung): wall
+#                   and CPU, ours/ffmpeg; ours also with every rung's CMAF segments and playlists (the default)
 #   2 batch         BATCH_COUNT clips (H.264 1080x1920 30 fps 3 s + AAC, 10 distinct encodes hard-linked, made
 #                   once into Fixtures/bench/transcode/): `videofeed transcode DIR --jobs JOBS` (its default:
-#                   cores/jobs threads per item; and --threads 0, FFmpeg's and x264's own choice) against `ls DIR/*.mp4 | xargs -P JOBS ffmpeg …` (plain and `-threads 1`)
+#                   cores/jobs decoder threads per item, one x264 thread per encoder; and --threads 0, FFmpeg's choice of decoder threads) against `ls DIR/*.mp4 | xargs -P JOBS ffmpeg …` (plain and `-threads 1`)
 #   3 segment       one cold segment on demand: `videofeed transcode segment CLIP --index 0|2` against
 #                   `ffmpeg [-ss 4] -t 2 -i CLIP …` on the synthetic clip
 #   4 memory        peak RSS (/usr/bin/time -v) of one single-clip run of each tool
@@ -20,7 +23,7 @@
 #   6 HDR           our default (tone-mapped) rendition of three HDR clips against an ffmpeg zscale+tonemap (hable)
 #                   reference: mean luma (signalstats YAVG over all frames); target: within 10 %
 #
-#   [VIDEOFEED=…] [BENCH_RUNS=5] [BATCH_COUNT=50] [BATCH_RUNS=…] [JOBS=2] [MEDIA=…] [PARTS="1 2 3 4 5 6"] \
+#   [VIDEOFEED=…] [BENCH_RUNS=5] [BATCH_COUNT=50] [BATCH_RUNS=…] [JOBS=2] [MEDIA=…] [PARTS="1 1b 2 3 4 5 6"] \
 #     bash Benchmarks/compare-transcode.sh
 #
 # VIDEOFEED  the binary (default: the release build, `swift build -c release --show-bin-path`; `make release`)
@@ -41,7 +44,7 @@ batch_runs=${BATCH_RUNS:-$runs}
 batch_count=${BATCH_COUNT:-50}
 jobs=${JOBS:-2}
 media=${MEDIA:-$root/../shared/media}
-parts=" ${PARTS:-1 2 3 4 5 6} "
+parts=" ${PARTS:-1 1b 2 3 4 5 6} "
 
 die() { echo "compare-transcode: $*" >&2; exit 1; }
 want() { [[ "$parts" == *" $1 "* ]]; }
@@ -201,6 +204,87 @@ print(f"| {l} | {sz} | {om:.3f} ± {osd:.3f} | {fm:.3f} ± {fsd:.3f} | **{om / f
 fi
 
 # ---------------------------------------------------------------------------------------------------------------
+# 1b. The default ladder: every rung from one pass, against one ffmpeg process making the same MP4s (split + scale)
+# ---------------------------------------------------------------------------------------------------------------
+if want 1b; then
+  [ -f "$synthetic" ] || bash "$root/Fixtures/generate.sh" --bench-thumbs >&2
+  ladder_names=(clip_000 sample fire2 portrait_4k60)
+  declare -A lsrc llabel
+  lsrc[clip_000]=$synthetic; llabel[clip_000]="synthetic testsrc2 1080x1920 30 fps 10 s, no audio"
+  lsrc[sample]=$media/sample.mp4; llabel[sample]="sample.mp4 1080x720 29.97 fps 1.0 s, H.264+AAC"
+  lsrc[fire2]=$media/fire2.mp4; llabel[fire2]="fire2.mp4 1280x720 rotated 180°, VFR ~10.5 fps 2.4 s, H.264+AAC mono"
+  lsrc[portrait_4k60]=$media/portrait_4k60.mp4
+  llabel[portrait_4k60]="portrait_4k60.mp4 $(probe "$media/portrait_4k60.mp4" width,height | tr , x) phone clip, $(probe "$media/portrait_4k60.mp4" codec_name)"
+  for n in "${ladder_names[@]}"; do
+    [ -f "${lsrc[$n]}" ] || die "missing ${lsrc[$n]} (set MEDIA to the folder of the real clips)"
+  done
+  largs=()
+  declare -A lours lseg lff lplain lsizes
+  for n in "${ladder_names[@]}"; do
+    folder_of "${lsrc[$n]}" "$work/ladder-in/$n"
+    input="$work/ladder-in/$n/$(basename "${lsrc[$n]}")"
+    lours[$n]="$vf transcode $(q "$work/ladder-in/$n") --out $(q "$work/ladder/ours-$n") --preview-seconds 0 --no-segments --jobs 1 --force -q"
+    # What `videofeed transcode` makes by default (but the card preview): the MP4s and every rung's CMAF segments
+    # and playlists, from the same encode.
+    lseg[$n]="$vf transcode $(q "$work/ladder-in/$n") --out $(q "$work/ladder/ours-seg-$n") --preview-seconds 0 --jobs 1 --force -q"
+    sh -c "${lours[$n]}" >/dev/null || die "videofeed failed: ${lours[$n]}"
+    # The rungs our default ladder made for this source, largest first, and their upright sizes.
+    rungs=$(find "$work/ladder/ours-$n" -name '*.mp4' -printf '%f %p\n' | sort -t x -k1,1nr | cut -d' ' -f2-)
+    [ -n "$rungs" ] || die "videofeed made no MP4 for $input"
+    rate=$(probe "$input" avg_frame_rate)
+    pre=""
+    if python3 -c 'import sys; n, _, d = sys.argv[1].partition("/"); sys.exit(0 if float(d or 1) and float(n) / float(d or 1) > 60 * 1.05 else 1)' "$rate"; then
+      pre="fps=fps=60,"
+    fi
+    count=$(echo "$rungs" | wc -l)
+    graph="[0:v]${pre}split=$count" plain="$graph"
+    for k in $(seq 0 $((count - 1))); do graph+="[s$k]"; plain+="[s$k]"; done
+    outs="" pouts="" sizes="" k=0
+    while read -r rung; do
+      wh=$(probe "$rung" width,height | tr , x)
+      w=${wh%x*} h=${wh#*x}
+      graph+=";[s$k]scale=$w:$h:flags=bicubic:out_color_matrix=bt709:out_range=tv,format=yuv420p[v$k]"
+      plain+=";[s$k]scale=$w:$h:flags=bicubic[v$k]"
+      outs+=" -map '[v$k]' -map '0:a?' $(ffenc "$w" "$h" "$rate") -movflags +faststart $(q "$work/ladder/ffmpeg-$n-$wh.mp4")"
+      pouts+=" -map '[v$k]' -map '0:a?' $(ffenc "$w" "$h" "$rate") -movflags +faststart $(q "$work/ladder/plain-$n-$wh.mp4")"
+      sizes+="${sizes:+, }$wh"
+      k=$((k + 1))
+    done <<< "$rungs"
+    lsizes[$n]=$sizes
+    lff[$n]="ffmpeg -nostdin -v error -y -i $(q "$input") -filter_complex '$graph'$outs"
+    lplain[$n]="ffmpeg -nostdin -v error -y -i $(q "$input") -filter_complex '$plain'$pouts"
+    sh -c "${lff[$n]}" || die "ffmpeg failed: ${lff[$n]}"
+    largs+=(-n "ours-$n" "${lours[$n]}" -n "ours-seg-$n" "${lseg[$n]}" -n "ffmpeg-$n" "${lff[$n]}"
+            -n "plain-$n" "${lplain[$n]}")
+  done
+  hyperfine --warmup 1 --runs "$runs" --style none --export-json "$work/ladder.json" "${largs[@]}" >/dev/null
+  declare -A lmean lsd lcpu
+  while read -r name m s _ c; do lmean[$name]=$m lsd[$name]=$s lcpu[$name]=$c; done < <(hf_lines "$work/ladder.json")
+  echo "## 1b. Single clip to the default ladder (every rung a fast-start MP4), one at a time"
+  echo
+  echo "MP4s: \`--no-segments\`, the same outputs as ffmpeg's. + segments: the MP4s and every rung's CMAF segments and"
+  echo "playlists (the default outputs but the card preview), against the same ffmpeg run. Plain: ffmpeg with"
+  echo "\`scale=W:H:flags=bicubic\` alone, the command a user would type: no conversion to BT.709 limited range, so"
+  echo "not the same pictures, shown for what that conversion costs."
+  echo
+  echo "| clip | rungs | ours, MP4s (s) | ours, + segments (s) | ffmpeg (s) | wall ours / ffmpeg: MP4s, + segments | CPU ours / ffmpeg (s): MP4s, + segments | CPU ratio: MP4s, + segments | ffmpeg, plain scale (s) | wall ours + segments / plain | CPU ours + segments / plain |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  for n in "${ladder_names[@]}"; do
+    python3 -c 'import sys; l, sz, om, osd, sm, ssd, fm, fsd, oc, sc, fc, pm, psd, pc = sys.argv[1:]
+om, osd, sm, ssd, fm, fsd, oc, sc, fc, pm, psd, pc = map(float, (om, osd, sm, ssd, fm, fsd, oc, sc, fc, pm, psd, pc))
+print(f"| {l} | {sz} | {om:.3f} ± {osd:.3f} | {sm:.3f} ± {ssd:.3f} | {fm:.3f} ± {fsd:.3f} | **{om / fm:.2f}**, **{sm / fm:.2f}** | {oc:.2f}, {sc:.2f} / {fc:.2f} | **{oc / fc:.2f}**, **{sc / fc:.2f}** | {pm:.3f} ± {psd:.3f} | {sm / pm:.2f} | {sc / pc:.2f} |")' \
+      "${llabel[$n]}" "${lsizes[$n]}" "${lmean[ours-$n]}" "${lsd[ours-$n]}" "${lmean[ours-seg-$n]}" "${lsd[ours-seg-$n]}" \
+      "${lmean[ffmpeg-$n]}" "${lsd[ffmpeg-$n]}" "${lcpu[ours-$n]}" "${lcpu[ours-seg-$n]}" "${lcpu[ffmpeg-$n]}" \
+      "${lmean[plain-$n]}" "${lsd[plain-$n]}" "${lcpu[plain-$n]}"
+  done
+  echo
+  echo '```sh'
+  for n in "${ladder_names[@]}"; do echo "${lours[$n]}"; echo "${lseg[$n]}"; echo "${lff[$n]}"; echo "${lplain[$n]}"; done
+  echo '```'
+  echo
+fi
+
+# ---------------------------------------------------------------------------------------------------------------
 # 2. Batch throughput
 # ---------------------------------------------------------------------------------------------------------------
 if want 2; then
@@ -257,8 +341,8 @@ if want 2; then
 import json, sys
 runs = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
 n = int(sys.argv[2])
-names = {"ours": "videofeed (default: cores/jobs threads per item)",
-         "ours-threads0": "videofeed --threads 0 (FFmpeg and x264 choose)", "ffmpeg": "ffmpeg per file",
+names = {"ours": "videofeed (default: cores/jobs decoder threads per item)",
+         "ours-threads0": "videofeed --threads 0 (FFmpeg chooses decoder threads)", "ffmpeg": "ffmpeg per file",
          "ffmpeg-threads1": "ffmpeg -threads 1 per file"}
 base, base1 = runs["ffmpeg"]["mean"], runs["ffmpeg-threads1"]["mean"]
 for key, label in names.items():

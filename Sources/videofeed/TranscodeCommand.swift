@@ -36,8 +36,8 @@ struct RenditionOptions: ParsableArguments {
     var preset: String = "veryfast"
 
     @Option(help: """
-        Threads per item for decoding and filtering; 0 lets FFmpeg choose. Default: 0 for one job at a time, else \
-        cores / jobs (at least 1). The output is the same with any.
+        Decoder threads per item (filters run one thread, x264 --x264-threads); 0 lets FFmpeg choose. Default: 0 \
+        for one job at a time, else cores / jobs (at least 1). The output is the same with any.
         """)
     var threads: Int?
 
