@@ -94,8 +94,10 @@ public final class FeedPlayer: @unchecked Sendable {
 
     private init(items: [FeedItem], complete: Bool, feed: Feed?, pageAhead: Int, policy: any PrefetchPolicy,
                  configuration: FeedPlayerConfiguration) {
-        // Frames come and go with every swipe: return them to the system so resident memory follows the budget.
+        // Frames come and go with every swipe: return them to the system so resident memory follows the budget, and
+        // keep the small blocks of many threads in few arenas.
         AllocatorTuning.returnLargeBlocks()
+        AllocatorTuning.fewArenas()
         self.catalog = ItemCatalog(items)
         self.feed = feed
         self.pageAhead = pageAhead
