@@ -128,6 +128,14 @@ final class WorkerLane: @unchecked Sendable {
         }
     }
 
+    /// Jobs queued and not yet started (a `sync` waiting on a busy lane is one). For tests that wait for a call to
+    /// be queued instead of sleeping.
+    var queuedCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return jobs.count - head
+    }
+
     /// Ends the thread once its current job returns; queued jobs are dropped.
     func stop() {
         condition.lock()

@@ -5,6 +5,7 @@ import Glibc
 #endif
 @testable import Prefetch
 import Testing
+import TestSupport
 
 /// The scheduler's lanes and control queue: order, `sync` like a dispatch queue's, and a swipe's wake-up that does not
 /// preempt the swiping thread.
@@ -30,10 +31,15 @@ import Testing
         try #require(gate.entered.wait(timeout: .now() + 30) == .success)
         for i in 0..<5 { lane.async { log.withLock { $0.append(i) } } }
         lane.asyncWithoutPreempting { log.withLock { $0.append(5) } }
-        // Busy lane: the sync goes after the six queued jobs.
-        let opener = Thread { Thread.sleep(forTimeInterval: 0.05); gate.open() }
+        // Busy lane: the sync is queued behind the six jobs (the gate opens once it is), and runs after them.
+        let queued = Locked(false)
+        let opener = Thread {
+            queued.set(waitFor { lane.queuedCount == 7 })
+            gate.open()
+        }
         opener.start()
         let seen = lane.sync { log.withLock { $0 } }
+        #expect(queued.get(), "the sync was not queued behind the six jobs")
         #expect(seen == [0, 1, 2, 3, 4, 5])
     }
 
