@@ -7,7 +7,7 @@
 #   keyframe, one process per file   the frame at the keyframe at or before 1 s (frame 0 here)
 #     videofeed-per-file   `videofeed thumbs FOLDER --at 10% --jobs 1 …` per file (a folder holding it) with
 #                          `xargs -P JOBS`
-#     ffmpegthumbnailer    `ffmpegthumbnailer -s 320 -t 10%` per file (it takes a keyframe)
+#     ffmpegthumbnailer    `ffmpegthumbnailer -s 320 -t 10%` per file (the keyframe at or after 10 %: frame 250 here)
 #     ffmpeg-keyframe      `ffmpeg -ss 1 -noaccurate_seek -i F -frames:v 1 …` per file (the keyframe the seek lands on)
 #   exact, one process per file      the first frame at or after 1 s (31 frames decoded)
 #     videofeed-exact-per-file   the same as videofeed-per-file with --exact
