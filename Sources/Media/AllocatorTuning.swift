@@ -15,7 +15,7 @@ public enum AllocatorTuning {
     /// For a player within a memory budget, beside ``returnLargeBlocks()``: at most one malloc arena per active core
     /// (`M_ARENA_MAX`). glibc's default, eight per core, gives each of the player's many threads (decoder frame
     /// threads, workers, lanes) an arena of its own, and the small blocks freed into each keep their pages: over
-    /// 1,000 random swipes at 256 MiB that was 347–354 MB resident against 309–314 MB with two arenas
+    /// 1,000 random swipes at 256 MiB that was 347–354 MB resident, and 321–325 MB with this cap on 2 cores
     /// (docs/benchmarks.md, FeedPlayerSwipe).
     public static func fewArenas() {
         _ = fewer
