@@ -16,6 +16,8 @@
 #                   cores/jobs decoder threads per item, one x264 thread per encoder; and --threads 0, FFmpeg's choice of decoder threads) against `ls DIR/*.mp4 | xargs -P JOBS ffmpeg …` (plain and `-threads 1`)
 #   3 segment       one cold segment on demand: `videofeed transcode segment CLIP --index 0|2` against
 #                   `ffmpeg [-ss 4] -t 2 -i CLIP …` on the synthetic clip
+#   3b first second what `serve` makes first for a cold item (segment 0, 1 s, of the 720x1280 rung) against
+#                   `ffmpeg -t 1 -i CLIP …`, on the synthetic clip and the three real ones: wall and CPU
 #   4 memory        peak RSS (/usr/bin/time -v) of one single-clip run of each tool
 #   5 quality       SSIM (ffmpeg's ssim filter) of each tool's rendition against the source put through the same
 #                   scale (bicubic, BT.709 limited), frames paired by index; target: ours >= 0.95 and within 0.005
@@ -23,7 +25,7 @@
 #   6 HDR           our default (tone-mapped) rendition of three HDR clips against an ffmpeg zscale+tonemap (hable)
 #                   reference: mean luma (signalstats YAVG over all frames); target: within 10 %
 #
-#   [VIDEOFEED=…] [BENCH_RUNS=5] [BATCH_COUNT=50] [BATCH_RUNS=…] [JOBS=2] [MEDIA=…] [PARTS="1 1b 2 3 4 5 6"] \
+#   [VIDEOFEED=…] [BENCH_RUNS=5] [BATCH_COUNT=50] [BATCH_RUNS=…] [JOBS=2] [MEDIA=…] [PARTS="1 1b 2 3 3b 4 5 6"] \
 #     bash Benchmarks/compare-transcode.sh
 #
 # VIDEOFEED  the binary (default: the release build, `swift build -c release --show-bin-path`; `make release`)
@@ -44,7 +46,7 @@ batch_runs=${BATCH_RUNS:-$runs}
 batch_count=${BATCH_COUNT:-50}
 jobs=${JOBS:-2}
 media=${MEDIA:-$root/../shared/media}
-parts=" ${PARTS:-1 1b 2 3 4 5 6} "
+parts=" ${PARTS:-1 1b 2 3 3b 4 5 6} "
 
 die() { echo "compare-transcode: $*" >&2; exit 1; }
 want() { [[ "$parts" == *" $1 "* ]]; }
@@ -85,11 +87,24 @@ fps = min(fps if fps > 0 else 30.0, 60.0)
 print(int(float(w * h) * 3.3 * max(1.0, min(fps, 60.0) / 30.0)))' "$1" "$2" "$3"
 }
 
+# `in_color_matrix=bt709:` for a source whose matrix is unspecified at an HD size (limited range), which we read as
+# BT.709 as players do (Media's UntaggedColour; libswscale would take BT.601 and convert); empty otherwise.
+inmatrix() {  # SOURCE
+  ffprobe -v error -select_streams v:0 -show_entries stream=width,height,color_space,color_range,pix_fmt \
+    -of default=nw=1 "$1" | python3 -c 'import sys
+f = dict(l.strip().split("=", 1) for l in sys.stdin if "=" in l)
+w, h = int(f.get("width") or 0), int(f.get("height") or 0)
+hd = max(w, h) >= 1280 or min(w, h) > 576
+untagged = f.get("color_space", "unknown") in ("", "unknown")
+full = f.get("color_range") == "pc" or f.get("pix_fmt", "").startswith("yuvj")
+print("in_color_matrix=bt709:" if untagged and not full and hd else "")'
+}
+
 # The ffmpeg CLI's video+audio settings for a WxH rendition of SOURCE, as one string of arguments. A source more
 # than 5 % above 60 fps gets the fps cap our filter graph adds.
 ffargs() {  # W H SOURCE
   local rate; rate=$(probe "$3" avg_frame_rate)
-  local chain="scale=$1:$2:flags=bicubic:out_color_matrix=bt709:out_range=tv,format=yuv420p"
+  local chain="scale=$1:$2:flags=bicubic:$(inmatrix "$3")out_color_matrix=bt709:out_range=tv,format=yuv420p"
   if python3 -c 'import sys; n, _, d = sys.argv[1].partition("/"); sys.exit(0 if float(d or 1) and float(n) / float(d or 1) > 60 * 1.05 else 1)' "$rate"; then
     chain="fps=fps=60,$chain"
   fi
@@ -243,7 +258,7 @@ if want 1b; then
     while read -r rung; do
       wh=$(probe "$rung" width,height | tr , x)
       w=${wh%x*} h=${wh#*x}
-      graph+=";[s$k]scale=$w:$h:flags=bicubic:out_color_matrix=bt709:out_range=tv,format=yuv420p[v$k]"
+      graph+=";[s$k]scale=$w:$h:flags=bicubic:$(inmatrix "$input")out_color_matrix=bt709:out_range=tv,format=yuv420p[v$k]"
       plain+=";[s$k]scale=$w:$h:flags=bicubic[v$k]"
       outs+=" -map '[v$k]' -map '0:a?' $(ffenc "$w" "$h" "$rate") -movflags +faststart $(q "$work/ladder/ffmpeg-$n-$wh.mp4")"
       pouts+=" -map '[v$k]' -map '0:a?' $(ffenc "$w" "$h" "$rate") -movflags +faststart $(q "$work/ladder/plain-$n-$wh.mp4")"
@@ -409,6 +424,48 @@ print(f"| {what} | {om:.0f} ± {osd:.0f} | {float(me):.0f} | {fm:.0f} ± {fsd:.0
 fi
 
 # ---------------------------------------------------------------------------------------------------------------
+# 3b. What `serve` makes first for a cold item: segment 0 with the default settings (its first second) of the
+# 720x1280 rung, against ffmpeg encoding the same second with the same settings; the synthetic and the real clips
+# ---------------------------------------------------------------------------------------------------------------
+if want 3b; then
+  [ -f "$synthetic" ] || bash "$root/Fixtures/generate.sh" --bench-thumbs >&2
+  first_names=(clip_000 sample fire2 portrait_4k60)
+  declare -A fsrc fcmd
+  fsrc[clip_000]=$synthetic fsrc[sample]=$media/sample.mp4 fsrc[fire2]=$media/fire2.mp4
+  fsrc[portrait_4k60]=$media/portrait_4k60.mp4
+  mkdir -p "$work/first"
+  args=()
+  for n in "${first_names[@]}"; do
+    [ -f "${fsrc[$n]}" ] || die "missing ${fsrc[$n]} (set MEDIA to the folder of the real clips)"
+    fcmd[ours-$n]="$vf transcode segment $(q "${fsrc[$n]}") --index 0 --ladder 720x1280 --out $(q "$work/first/ours-$n")"
+    sh -c "${fcmd[ours-$n]}" >/dev/null || die "videofeed failed: ${fcmd[ours-$n]}"
+    wh=$(probe "$work/first/ours-$n/init.mp4" width,height | tr , x)
+    [ -n "$wh" ] || die "no picture size for the segment of ${fsrc[$n]}"
+    fcmd[ffmpeg-$n]="ffmpeg -nostdin -v error -y -t 1 -i $(q "${fsrc[$n]}") $(ffargs "${wh%x*}" "${wh#*x}" "${fsrc[$n]}") $(q "$work/first/ffmpeg-$n.mp4")"
+    args+=(-n "ours-$n" "${fcmd[ours-$n]}" -n "ffmpeg-$n" "${fcmd[ffmpeg-$n]}")
+  done
+  hyperfine --warmup 1 --runs "$runs" --style none --export-json "$work/first.json" "${args[@]}" >/dev/null
+  declare -A fmean fsd fcpu
+  while read -r name m sd _ c; do fmean[$name]=$m fsd[$name]=$sd fcpu[$name]=$c; done < <(hf_lines "$work/first.json")
+  echo "## 3b. The first segment of a cold item as serve makes it (1 s, the 720x1280 rung), against ffmpeg's same second"
+  echo
+  echo "| clip | ours (ms) | ffmpeg (ms) | wall ours / ffmpeg | CPU ours / ffmpeg (ms) | CPU ratio |"
+  echo "| --- | --- | --- | --- | --- | --- |"
+  for n in "${first_names[@]}"; do
+    python3 -c 'import sys; n, om, osd, fm, fsd, oc, fc = sys.argv[1:]
+om, osd, fm, fsd, oc, fc = (float(x) * 1000 for x in (om, osd, fm, fsd, oc, fc))
+print(f"| {n} | {om:.0f} ± {osd:.0f} | {fm:.0f} ± {fsd:.0f} | **{om / fm:.2f}** | {oc:.0f} / {fc:.0f} | **{oc / fc:.2f}** |")' \
+      "$n" "${fmean[ours-$n]}" "${fsd[ours-$n]}" "${fmean[ffmpeg-$n]}" "${fsd[ffmpeg-$n]}" "${fcpu[ours-$n]}" \
+      "${fcpu[ffmpeg-$n]}"
+  done
+  echo
+  echo '```sh'
+  for n in "${first_names[@]}"; do echo "${fcmd[ours-$n]}"; echo "${fcmd[ffmpeg-$n]}"; done
+  echo '```'
+  echo
+fi
+
+# ---------------------------------------------------------------------------------------------------------------
 # 4. Peak memory per job
 # ---------------------------------------------------------------------------------------------------------------
 if want 4; then
@@ -431,7 +488,7 @@ fi
 # SSIM "All" of RENDITION against SOURCE put through the rendition's scale, frames paired by index (the ffmpeg CLI
 # retimes a VFR source to constant rate in MP4, so timestamps do not pair the same pictures).
 ssim_of() {  # RENDITION SOURCE W H
-  local graph="[0:v]settb=1/30,setpts=N[a];[1:v]scale=$3:$4:flags=bicubic:out_color_matrix=bt709:out_range=tv,"
+  local graph="[0:v]settb=1/30,setpts=N[a];[1:v]scale=$3:$4:flags=bicubic:$(inmatrix "$2")out_color_matrix=bt709:out_range=tv,"
   graph+="format=yuv420p,settb=1/30,setpts=N[b];[a][b]ssim=shortest=1"
   local v
   v=$(ffmpeg -nostdin -hide_banner -i "$1" -i "$2" -lavfi "$graph" -an -f null - 2>&1 \

@@ -133,7 +133,10 @@ public final class FrameConverter {
         let srcDesc = av_pix_fmt_desc_get(srcFormat)
         let srcIsRGB = srcDesc.map { ($0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB)) != 0 } ?? false
         if !srcIsRGB {
-            let coefficients = sws_getCoefficients(Int32(src.pointee.colorspace.rawValue))
+            // To RGB an untagged picture is read as players read it (``UntaggedColour``); a yuv420p picture keeps
+            // the matrix it has (taking the frame's own, libswscale converts nothing).
+            let matrix = pixelFormat == .yuv420p ? src.pointee.colorspace : UntaggedColour.matrix(of: src)
+            let coefficients = sws_getCoefficients(Int32(matrix.rawValue))
             let dstCoefficients = sws_getCoefficients(SWS_CS_DEFAULT)
             _ = sws_setColorspaceDetails(scaler, coefficients, fullRange ? 1 : 0,
                                          dstCoefficients, pixelFormat == .yuv420p ? 0 : 1, 0, 1 << 16, 1 << 16)

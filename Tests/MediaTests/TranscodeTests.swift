@@ -504,6 +504,38 @@ import Testing
         #expect(second.initialization == batchInit)
     }
 
+    @Test("an untagged source's rendition shows the colours it showed: HD read as BT.709 and kept, SD read as BT.601 and converted",
+          arguments: [("1280x720", true), ("640x360", false)])
+    func untaggedColour(size: String, hd: Bool) throws {
+        let folder = try TestFixtures.temporaryFolder("transcode-colour")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = folder.appendingPathComponent("green.mp4").path
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // Pure green through libswscale's default (BT.601) into an H.264 stream that names no matrix.
+        ffmpeg.arguments = ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
+                            "color=c=0x00ff00:size=\(size):rate=25:duration=0.4", "-pix_fmt", "yuv420p",
+                            "-c:v", "libx264", "-qp", "0", source]
+        try ffmpeg.run()
+        ffmpeg.waitUntilExit()
+        try #require(ffmpeg.terminationStatus == 0)
+        func centre(_ path: String) throws -> (luma: Int, green: Int) {
+            let frame = try #require(try VideoDecoder(file: MediaFile(path: path)).nextFrame())
+            let luma = Int(frame.packedBytes()[(frame.height / 2) * frame.width + frame.width / 2])
+            let image = try FrameConverter(pixelFormat: .rgb24, upright: true).convert(frame)
+            return (luma, Int(Array(image.pixel(x: image.width / 2, y: image.height / 2))[1]))
+        }
+        let shown = try centre(source)
+        let (out, report) = try Self.transcode(source)
+        defer { try? FileManager.default.removeItem(at: out) }
+        let made = try centre(out.appendingPathComponent(try #require(report.renditions.first?.mp4)).path)
+        // Read as BT.709, BT.601's green (Y 145) is a darker green (G 216); read as BT.601 it is G 255.
+        #expect(abs(shown.green - (hd ? 216 : 255)) <= 3, "the source's green as shown: \(shown.green)")
+        #expect(abs(made.green - shown.green) <= 3, "rendition G \(made.green) against the source's \(shown.green)")
+        // HD: the same Y (no conversion); SD: converted into BT.709's Y for that green (173).
+        #expect(abs(made.luma - (hd ? shown.luma : 173)) <= 2, "rendition Y \(made.luma), source Y \(shown.luma)")
+    }
+
     @Test("a stream that changes size midway (two TS captures joined) is transcoded whole at one output size")
     func sizeChange() throws {
         let folder = try TestFixtures.temporaryFolder("transcode-size")

@@ -74,7 +74,8 @@ public struct TranscodeSettings: Sendable, Hashable, Codable {
     /// that followed uninitialised memory; the same bytes as before on other CPUs.
     /// 4: the duration and the segment list from where the video really ends (``VideoEnd``), not from the header
     /// alone: a listing or manifest made by an older build may list segments past the end.
-    public static let recipe = 4
+    /// 5: an untagged HD source is read as BT.709 (``UntaggedColour``), no longer converted from BT.601.
+    public static let recipe = 5
 }
 
 /// libavfilter's `eq`: brightness −1…1 (0 unchanged), contrast −1000…1000 (1 unchanged), saturation 0…3

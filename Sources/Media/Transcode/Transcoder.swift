@@ -745,19 +745,25 @@ private final class Pipeline {
         var branches: [String] = []
         let toneMap = toneMapping(first: first)
         if toneMap != nil { toneMapped = true }
+        // An untagged HD picture is read as BT.709 (``UntaggedColour``), which libswscale's default would take for
+        // BT.601 and convert.
+        let untaggedHD = first.pointee.colorspace == AVCOL_SPC_UNSPECIFIED
+            && UntaggedColour.matrix(of: first) == AVCOL_SPC_BT709
         for r in rungs {
             let rung = plan.renditions[r]
             let size = Size(parsing: rung.name).map { TranscodePlan.fit(display, in: $0) }
                 ?? Size(width: rung.width, height: rung.height)
             branches.append(Pipeline.branch(width: size.width, height: size.height, orientation: info.orientation,
-                                            adjustment: settings.adjustment, toneMap: toneMap))
+                                            adjustment: settings.adjustment, toneMap: toneMap,
+                                            inputIsBT709: untaggedHD))
         }
         let preview = previewFolder == nil ? nil : settings.preview
         var description = "[in]" + prefilters(first: first, info: info, still: still)
         if let preview {
             let size = TranscodePlan.fit(display, in: preview.box)
             let shaped = Pipeline.branch(width: size.width, height: size.height, orientation: info.orientation,
-                                         adjustment: settings.adjustment, toneMap: toneMap)
+                                         adjustment: settings.adjustment, toneMap: toneMap,
+                                         inputIsBT709: untaggedHD)
             branches.append("trim=end=\(preview.seconds)," + shaped)
             branches.append("trim=end=\(preview.seconds),fps=\(preview.webpFrameRate)," + shaped)
         }
@@ -937,12 +943,15 @@ private final class Pipeline {
     }
 
     /// One branch after the split: scale to the rendition's size in the stored orientation (tone-mapping HDR on the
-    /// way), 8-bit 4:2:0 BT.709 limited range, adjust, turn upright, square pixels.
+    /// way), 8-bit 4:2:0 BT.709 limited range, adjust, turn upright, square pixels. `inputIsBT709` names the
+    /// matrix of a picture that does not say its own (libswscale would take BT.601); a BT.709 input is only
+    /// resized, any other is converted.
     static func branch(width: Int, height: Int, orientation: Orientation, adjustment: PictureAdjustment,
-                       toneMap: ToneMap? = nil) -> String {
+                       toneMap: ToneMap? = nil, inputIsBT709: Bool = false) -> String {
         let (w, h) = orientation.swapsAxes ? (height, width) : (width, height)
+        let input = inputIsBT709 ? "in_color_matrix=bt709:" : ""
         var filters = toneMap.map { [$0.filters(width: w, height: h)] }
-            ?? ["scale=w=\(w):h=\(h):flags=bicubic:out_color_matrix=bt709:out_range=tv", "format=yuv420p"]
+            ?? ["scale=w=\(w):h=\(h):flags=bicubic:\(input)out_color_matrix=bt709:out_range=tv", "format=yuv420p"]
         if !adjustment.isIdentity {
             filters.append("eq=brightness=\(adjustment.brightness):contrast=\(adjustment.contrast)"
                 + ":saturation=\(adjustment.saturation)")
