@@ -89,6 +89,19 @@ extension MediaFile {
         return found
     }
 
+    /// A second demuxer of the same source, opened with this file's options (its header only) and reading only
+    /// stream `index` (the others `AVDISCARD_ALL`: an MP4 skips their bytes), at the start; this file is left as it is.
+    /// - Throws: ``MediaError`` from opening the source again.
+    func twin(discardingAllBut index: Int) throws -> MediaFile {
+        var twinOptions = options
+        twinOptions.streamInfo = .header
+        let twin = try MediaFile(source: source, item: item, options: twinOptions, cancellation: interrupt.token)
+        for i in 0..<Int(twin.context.pointee.nb_streams) where i != index {
+            twin.stream(at: i).pointee.discard = AVDISCARD_ALL
+        }
+        return twin
+    }
+
     /// Reads packets from where the demuxer is until the first keyframe of video stream `index` with a time, or
     /// until `bound` bytes of packets were read: that keyframe's presentation time in seconds from `origin`.
     private func readFirstKey(stream index: Int, bound: Int, origin: Double) throws -> (time: Double?, bytesRead: Int) {

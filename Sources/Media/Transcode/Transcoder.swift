@@ -54,10 +54,14 @@ public final class Transcoder {
         }
         let batch = BatchFiles(folder: folder, settings: settings, renditions: plan.renditions)
         defer { batch.discardTemporaries() }
+        // One decode through the item for every segment where that gives the pictures a seek would (ContinuousVideo);
+        // without it (another codec, a second open that fails) each segment seeks as it does alone.
+        let continuous = sharesVideoDecode && !plan.isStill && plan.segmentCount > 1
+            ? try? ContinuousVideo.make(file: file, stream: plan.videoStream, threads: settings.threads) : nil
         for k in 0..<plan.segmentCount {
             let made: (pipeline: Pipeline, segments: [TranscodedSegment])
             do {
-                made = try segments(k, rungs: Array(plan.renditions.indices), batch: batch)
+                made = try segments(k, rungs: Array(plan.renditions.indices), batch: batch, continuous: continuous)
             } catch let error as WindowError where k > 0 && error.windowFrames == 0 && error.error.kind == .invalidData {
                 // The header promised more than the stream holds: the item ends with the segment before.
                 break
@@ -218,12 +222,26 @@ public final class Transcoder {
     /// Segment `k` of `rungs` by the one routine both the batch and ``segment(_:rendition:)`` use: seek, decode the
     /// window, encode; from the item's start when the seek landed past the window's start.
     /// - Throws: ``WindowError``.
-    private func segments(_ k: Int, rungs: [Int], batch: BatchFiles?) throws
+    private func segments(_ k: Int, rungs: [Int], batch: BatchFiles?, continuous: ContinuousVideo? = nil) throws
         -> (pipeline: Pipeline, segments: [TranscodedSegment]) {
         let grid = plan.grid
         // The last segment the header's duration promises takes whatever follows it: an MPEG-TS duration is an
         // estimate, and pictures past it are still the item's.
         let window = (grid.start(k), k == plan.segmentCount - 1 ? max(grid.end(k), 1e9) : grid.end(k), k)
+        if let continuous, continuous.isExact {
+            // The video from the decoder that carried on through the segments before; the audio as alone.
+            if used { try rewind() }
+            used = true
+            let before = continuous.decoder.framesDecoded
+            let pipeline = try Pipeline(transcoder: self, rungs: rungs, window: window, batch: batch,
+                                        continuous: continuous)
+            defer { framesDecoded += continuous.decoder.framesDecoded - before }
+            do {
+                return (pipeline, try pipeline.runSegments())
+            } catch let error as MediaError {
+                throw WindowError(error: error, windowFrames: pipeline.windowFrames)
+            }
+        }
         for fromStart in [false, true] {
             if used || fromStart { try rewind() }
             used = true
@@ -249,6 +267,9 @@ public final class Transcoder {
     /// Whether a window's preroll skips the pictures nothing refers to (`Pipeline.skipsPreroll`); off only in
     /// tests, which compare the bytes made both ways.
     var skipsPreroll = true
+    /// Whether ``run(into:)`` decodes the video once through the item (``ContinuousVideo``) instead of from each
+    /// segment's keyframe; off only in tests, which compare the bytes made both ways.
+    var sharesVideoDecode = true
     /// Video frames decoded by the operations so far (skipped pictures are not decoded).
     private(set) var framesDecoded = 0
     /// A still's one picture once decoded: image demuxers cannot always seek back to it.
@@ -283,6 +304,9 @@ private final class Pipeline {
 
     let video: StreamDecoder
     let audio: StreamDecoder?
+    /// A batch's video decoder that carries on from segment to segment, in place of a seek and a decoder of this
+    /// pipeline's own; nil otherwise.
+    let continuous: ContinuousVideo?
     var converter: AudioConverter?
     var audioEncoder: AudioEncoder?
     var graph: FilterGraph?
@@ -313,7 +337,7 @@ private final class Pipeline {
     unowned let transcoder: Transcoder
 
     init(transcoder: Transcoder, rungs: [Int], window: (Double, Double, Int)?, batch: BatchFiles? = nil,
-         previewFolder: URL? = nil) throws {
+         previewFolder: URL? = nil, continuous: ContinuousVideo? = nil) throws {
         self.transcoder = transcoder
         file = transcoder.file
         settings = transcoder.settings
@@ -323,7 +347,9 @@ private final class Pipeline {
         self.batch = batch
         self.previewFolder = previewFolder
         item = file.item
-        video = try StreamDecoder(file: file, stream: plan.videoStream, threads: settings.threads)
+        self.continuous = continuous
+        video = try continuous?.decoder ?? StreamDecoder(file: file, stream: plan.videoStream, threads: settings.threads)
+        if continuous != nil { landingChecked = true }
         if let index = plan.audioStream, !rungs.isEmpty {
             // An audio track FFmpeg cannot decode leaves the renditions silent, not failed.
             audio = try? StreamDecoder(file: file, stream: index, threads: 1)
@@ -371,7 +397,10 @@ private final class Pipeline {
     /// The window's segment of every rendition, in the order of `rungs`.
     func runSegments() throws -> [TranscodedSegment] {
         // A still has one picture: no seek, its frames are made from it.
-        if let window, window.start > 0, !plan.isStill, !fromStart { try seek(to: window.start) }
+        // With a continuous decoder the seek is for the audio only, which then starts where a segment alone reads it.
+        if let window, window.start > 0, !plan.isStill, !fromStart, continuous == nil || audio != nil {
+            try seek(to: window.start)
+        }
         try pump()
         var made: [TranscodedSegment] = []
         for output in outputs {
@@ -418,7 +447,7 @@ private final class Pipeline {
         } else {
             try file.seekBackward(to: searches ? max(0, seconds - 1) : seconds, stream: plan.videoStream)
         }
-        video.flush()
+        if continuous == nil { video.flush() }
         audio?.flush()
     }
 
@@ -452,6 +481,22 @@ private final class Pipeline {
         guard let packet = Packet() else {
             throw MediaError(.limitExceeded, operation: "transcode", item: item, message: "out of memory")
         }
+        if let continuous {
+            // The window's pictures from the decoder that carries on (the first past the window goes back to it),
+            // then the window's audio from this file's packets.
+            while !videoDone, let frame = try continuous.next() { try videoFrame(frame) }
+            while let audio, !audioDone {
+                if try file.readPacket(into: packet.raw) == .endOfFile {
+                    try decode(audio, nil)
+                    break
+                }
+                if Int(packet.raw.pointee.stream_index) == audio.streamIndex { try decode(audio, packet.raw) }
+                av_packet_unref(packet.raw)
+            }
+            try finishVideo()
+            try finishAudio()
+            return
+        }
         while !(videoDone && audioDone) {
             // A read error fails the item (where the ffmpeg CLI would end the input there): a rendition cut short
             // would be recorded as done and never redone.
@@ -480,7 +525,7 @@ private final class Pipeline {
     /// picture in the window needs the frame-count fallback for a missing timestamp (which skipped pictures would
     /// shift). Other containers and codecs decode every picture, as before.
     private lazy var skipsPreroll: Bool = {
-        guard transcoder.skipsPreroll, let window, window.start > 0, !firstFrameOnly, !plan.isStill,
+        guard transcoder.skipsPreroll, continuous == nil, let window, window.start > 0, !firstFrameOnly, !plan.isStill,
               video.codecID == AV_CODEC_ID_H264,
               let name = file.context.pointee.iformat?.pointee.name else { return false }
         return String(cString: name).hasPrefix("mov,")
@@ -531,6 +576,7 @@ private final class Pipeline {
 
     private func videoFrameReady(_ frame: Frame) throws {
         let raw = frame.raw
+        let ownPTS = raw.pointee.pts
         let ts = raw.pointee.best_effort_timestamp != vf_nopts_value() ? raw.pointee.best_effort_timestamp
             : raw.pointee.pts
         if skipsPreroll, prerollTimesRise {
@@ -560,6 +606,11 @@ private final class Pipeline {
             if seconds < window.start - 0.0005 { return }
             if seconds >= window.end - 0.0005 {
                 videoDone = true
+                if let continuous {
+                    // The next window's first picture, as the decoder gave it.
+                    raw.pointee.pts = ownPTS
+                    continuous.putBack(frame)
+                }
                 return
             }
         }
