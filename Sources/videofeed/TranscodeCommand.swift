@@ -48,6 +48,18 @@ struct RenditionOptions: ParsableArguments {
         """)
     var x264Threads: Int = 1
 
+    @Option(help: """
+        The renditions' video codecs, each a rendition per ladder box: h264, or h264,av1 for an AV1 set beside \
+        the H.264 ladder (SVT-AV1; named <box>-av1).
+        """)
+    var codecs: String = "h264"
+
+    @Option(name: .customLong("av1-crf"), help: "SVT-AV1 constant rate factor, 0-63.")
+    var av1Crf: Int = AV1Encoding().crf
+
+    @Option(name: .customLong("av1-preset"), help: "SVT-AV1 preset, 0 (slowest) ... 13 (fastest).")
+    var av1Preset: Int = AV1Encoding().preset
+
     @Option(help: "Frame-rate cap (frames per second).")
     var maxFps: Double = 60
 
@@ -90,6 +102,11 @@ struct RenditionOptions: ParsableArguments {
         guard (0...NumberRules.maxThreads).contains(threads ?? 0) else {
             throw ValidationError("--threads must be from 0 to \(NumberRules.maxThreads).")
         }
+        guard Self.codecs(codecs) != nil else {
+            throw ValidationError("--codecs takes h264 or h264,av1 (h264 first, each once).")
+        }
+        guard (0...63).contains(av1Crf) else { throw ValidationError("--av1-crf must be 0-63.") }
+        guard (0...13).contains(av1Preset) else { throw ValidationError("--av1-preset must be 0-13.") }
         guard maxFps >= 1, maxFps <= 240 else { throw ValidationError("--max-fps must be 1-240.") }
         guard (16...512).contains(audioKbps) else { throw ValidationError("--audio-kbps must be 16-512.") }
         guard stillSeconds >= 0.1, stillSeconds <= 60 else { throw ValidationError("--still-seconds must be 0.1-60.") }
@@ -108,6 +125,14 @@ struct RenditionOptions: ParsableArguments {
         return boxes
     }
 
+    /// The codecs of `text` (comma-separated), or nil unless they are h264 first and each at most once.
+    static func codecs(_ text: String) -> [VideoCodec]? {
+        let codecs = text.split(separator: ",").map { VideoCodec(rawValue: $0.trimmingCharacters(in: .whitespaces)) }
+        guard codecs.first == .h264, codecs.allSatisfy({ $0 != nil }) else { return nil }
+        let known = codecs.compactMap { $0 }
+        return Set(known).count == known.count ? known : nil
+    }
+
     /// The settings, with the thread default for `jobs` items at a time.
     func settings(jobs: Int = 1) -> TranscodeSettings {
         var s = TranscodeSettings()
@@ -117,6 +142,8 @@ struct RenditionOptions: ParsableArguments {
         s.segmentSeconds = segment
         s.firstSegmentSeconds = firstSegment
         s.video = VideoEncoding(crf: crf, preset: preset, threads: x264Threads)
+        s.codecs = Self.codecs(codecs) ?? s.codecs
+        s.av1 = AV1Encoding(crf: av1Crf, preset: av1Preset)
         s.maxFrameRate = maxFps
         s.audioBitrate = audioKbps * 1000
         s.stillSeconds = stillSeconds

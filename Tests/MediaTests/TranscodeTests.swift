@@ -346,18 +346,31 @@ import Testing
         #expect(throws: MediaError.self) { try transcoder.segment(0, rendition: 1) }
     }
 
-    @Test("every media segment made alone (a fresh Transcoder each, last first) is byte-identical to the batch's file, with the batch's init",
-          arguments: ["long_gop_b.mp4", "rotated_phone.mp4", "interlaced.ts"])
-    func segmentsAloneAreTheBatchBytes(name: String) throws {
+    /// One rung, no preview, and with `av1` an AV1 rendition of the same box after the H.264 one.
+    static func single(av1: Bool) -> TranscodeSettings {
+        var settings = single
+        if av1 { settings.codecs = [.h264, .av1] }
+        return settings
+    }
+
+    @Test("every media segment made alone (a fresh Transcoder each, last first) is byte-identical to the batch's file, with the batch's init; H.264 and AV1",
+          arguments: [("long_gop_b.mp4", false), ("rotated_phone.mp4", false), ("interlaced.ts", false),
+                      ("long_gop_b.mp4", true), ("rotated_phone.mp4", true)])
+    func segmentsAloneAreTheBatchBytes(name: String, av1: Bool) throws {
         let source = TestFixtures.transcode(name)
-        let (out, report) = try Self.transcode(source)
+        let settings = Self.single(av1: av1)
+        let (out, report) = try Self.transcode(source, settings)
         defer { try? FileManager.default.removeItem(at: out) }
-        let rendition = try #require(report.renditions.first)
+        // The AV1 rendition comes after the H.264 one.
+        let index = av1 ? 1 : 0
+        #expect(report.renditions.count == index + 1)
+        let rendition = try #require(report.renditions.last)
+        #expect(rendition.codecs.hasPrefix(av1 ? "av01.0." : "avc1."))
         let batchInit = try [UInt8](Data(contentsOf: out.appendingPathComponent(try #require(rendition.initSegment))))
-        let count = try Transcoder(file: MediaFile(path: source), settings: Self.single).plan.segmentCount
+        let count = try Transcoder(file: MediaFile(path: source), settings: settings).plan.segmentCount
         #expect(rendition.segments.count == count)
         for k in (0..<count).reversed() {
-            let alone = try Transcoder(file: MediaFile(path: source), settings: Self.single).segment(k, rendition: 0)
+            let alone = try Transcoder(file: MediaFile(path: source), settings: settings).segment(k, rendition: index)
             let batch = try [UInt8](Data(contentsOf: out.appendingPathComponent("\(rendition.name)/seg-\(k).m4s")))
             let sameMedia = alone.media == batch, sameInit = alone.initialization == batchInit
             #expect(sameMedia, "\(name) segment \(k): \(alone.media.count) bytes alone, \(batch.count) in the batch")
@@ -366,10 +379,10 @@ import Testing
     }
 
     @Test("a segment's bytes do not depend on what the heap held: made with glibc filling every allocation with one byte, then another, then neither, it comes out the same",
-          arguments: ["long_gop_b.mp4", "rotated_phone.mp4"])
-    func segmentBytesIgnoreHeapContents(name: String) throws {
+          arguments: [("long_gop_b.mp4", false), ("rotated_phone.mp4", false), ("rotated_phone.mp4", true)])
+    func segmentBytesIgnoreHeapContents(name: String, av1: Bool) throws {
         let source = TestFixtures.transcode(name)
-        var settings = Self.single
+        var settings = Self.single(av1: av1)
         settings.ladder = [Size(width: 720, height: 1280), Size(width: 360, height: 640)]
         // On a CPU with AVX-512, x264's own AVX-512 code read memory it had not written: the bytes followed the
         // heap's contents, so a server's segment could differ from the batch's (VideoEncoder.x264CPU).
@@ -377,7 +390,8 @@ import Testing
             Self.mallocPerturb(byte)
             defer { Self.mallocPerturb(0) }
             let transcoder = try Transcoder(file: MediaFile(path: source), settings: settings)
-            return try transcoder.firstSegments().map(\.media) + [transcoder.segment(1, rendition: 0).media]
+            return try transcoder.firstSegments().map(\.media)
+                + [transcoder.segment(1, rendition: transcoder.plan.renditions.count - 1).media]
         }
         let filled = try make(perturbing: 0xA5)
         let other = try make(perturbing: 0x5A)
@@ -502,6 +516,43 @@ import Testing
         #expect(second.frames == 60, "[1 s, 3 s) at 30 fps")
         #expect(abs(second.start - 1) < 0.001)
         #expect(second.initialization == batchInit)
+    }
+
+    @Test("an AV1 set beside the H.264 ladder: a rendition per box named <box>-av1, av01 codec strings in the report and the master playlist, every frame decodable, fewer bytes than H.264")
+    func av1Renditions() throws {
+        var settings = TranscodeSettings()
+        settings.preview = nil
+        settings.ladder = [Size(width: 720, height: 1280), Size(width: 360, height: 640)]
+        settings.codecs = [.h264, .av1]
+        let source = TestFixtures.media("h264_portrait.mp4")
+        let (out, report) = try Self.transcode(source, settings)
+        defer { try? FileManager.default.removeItem(at: out) }
+        #expect(report.renditions.map(\.name) == ["720x1280", "360x640", "720x1280-av1", "360x640-av1"])
+        let frames = try Self.decode(source).frames
+        for (h264, av1) in zip(report.renditions.prefix(2), report.renditions.suffix(2)) {
+            #expect(av1.width == h264.width && av1.height == h264.height)
+            #expect(av1.codecs.hasPrefix("av01.0.") && av1.codecs.hasSuffix(".08,mp4a.40.2"), "\(av1.codecs)")
+            let made = try Self.decode(out.appendingPathComponent(try #require(av1.mp4)).path)
+            #expect(made.info.primaryVideoStream?.codec == "av1")
+            #expect(made.frames == frames)
+            let bytes = { (path: String?) in
+                (try? FileManager.default.attributesOfItem(atPath: out.appendingPathComponent(path ?? "").path)[.size]
+                    as? Int) ?? 0
+            }
+            #expect(bytes(av1.mp4) > 0 && bytes(av1.mp4) < bytes(h264.mp4), "\(av1.name)")
+        }
+        let master = try String(contentsOf: out.appendingPathComponent(try #require(report.masterPlaylist)), encoding: .utf8)
+        #expect(master.contains("CODECS=\"av01.0.") && master.contains("720x1280-av1/index.m3u8"))
+    }
+
+    @Test("the AV1 codecs string comes from the sequence header: profile, level and tier, in an OBU or an av1C record")
+    func av1CodecString() {
+        // libsvtav1's sequence header OBU (type 1, with a size) of a 720x406 rendition: main profile, level 3.0
+        // (index 4), main tier, no timing info.
+        let obu: [UInt8] = [0x0A, 0x0E, 0x00, 0x00, 0x00, 0x24, 0xC5, 0x9F, 0x95, 0x00, 0xBE, 0x04, 0x04, 0x04, 0x04, 0x10]
+        #expect(CodecString.av1(sequenceHeader: obu, bitDepth: 8) == "av01.0.04M.08")
+        #expect(CodecString.av1(sequenceHeader: [0x81, 0x04, 0x0C, 0x00] + obu, bitDepth: 10) == "av01.0.04M.10")
+        #expect(CodecString.av1(sequenceHeader: [0x12, 0x00], bitDepth: 8) == nil)
     }
 
     @Test("an untagged source's rendition shows the colours it showed: HD read as BT.709 and kept, SD read as BT.601 and converted",

@@ -17,6 +17,19 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
         public var height: Int
         /// The VBV cap in bits per second.
         public var maxBitrate: Int
+        /// The video codec; nil is H.264 (what a plan written before AV1 renditions existed says).
+        public var codec: VideoCodec? = nil
+
+        /// The video codec, H.264 unless it says otherwise.
+        public var videoCodec: VideoCodec { codec ?? .h264 }
+
+        /// The ladder box it was fitted into, from its name (`720x1280`, `720x1280-av1`).
+        public var box: Size? { Size(parsing: String(name.prefix { $0 != "-" })) }
+
+        /// The rendition's name: its box, and the codec after a dash for any but H.264.
+        static func name(box: Size, codec: VideoCodec) -> String {
+            codec == .h264 ? box.description : box.description + "-" + codec.rawValue
+        }
     }
 
     /// The renditions, largest first; never larger than the source.
@@ -147,14 +160,17 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
         displayWidth = display.width
         displayHeight = display.height
         let fps = min(video.averageFrameRate.value ?? 30, settings.maxFrameRate)
-        var seen = Set<Size>()
         var rungs: [Rendition] = []
-        for box in settings.ladder {
-            let size = TranscodePlan.fit(display, in: box)
-            guard seen.insert(size).inserted else { continue }
-            let rate = Double(size.width * size.height) * settings.maxBitsPerPixel * max(1, min(fps, 60) / 30)
-            rungs.append(Rendition(name: box.description, width: size.width, height: size.height,
-                                   maxBitrate: Int(rate)))
+        for codec in settings.codecs {
+            var seen = Set<Size>()
+            for box in settings.ladder {
+                let size = TranscodePlan.fit(display, in: box)
+                guard seen.insert(size).inserted else { continue }
+                let rate = Double(size.width * size.height) * settings.maxBitsPerPixel * max(1, min(fps, 60) / 30)
+                rungs.append(Rendition(name: Rendition.name(box: box, codec: codec), width: size.width,
+                                       height: size.height, maxBitrate: Int(rate),
+                                       codec: codec == .h264 ? nil : codec))
+            }
         }
         renditions = rungs
     }
@@ -166,6 +182,11 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
 
     /// Why `settings` cannot work, or nil: each number within what its filter or encoder takes.
     static func settingsProblem(_ s: TranscodeSettings) -> String? {
+        if s.codecs.first != .h264 || Set(s.codecs).count != s.codecs.count {
+            return "the codecs must start with h264 and name each codec once"
+        }
+        if !(0...63).contains(s.av1.crf) { return "AV1 crf \(s.av1.crf) is not within 0…63" }
+        if !(0...13).contains(s.av1.preset) { return "AV1 preset \(s.av1.preset) is not within 0…13" }
         if !(0...51).contains(s.video.crf) { return "crf \(s.video.crf) is not within 0…51" }
         if !VideoEncoding.presets.contains(s.video.preset) { return "'\(s.video.preset)' is no x264 preset" }
         if !["baseline", "main", "high"].contains(s.video.profile) { return "'\(s.video.profile)' is no H.264 profile" }

@@ -16,8 +16,13 @@ public struct TranscodeSettings: Sendable, Hashable, Codable {
     /// The first segment's length in seconds, 0.5–60 (at most ``segmentSeconds``; nil: as long as the others):
     /// what a viewer landing on a cold item waits for, so 1 s by default (see ``SegmentGrid``).
     public var firstSegmentSeconds: Double? = 1
+    /// The video codecs of the renditions, each making a rendition for every box of the ladder: H.264 always
+    /// first, which every browser and phone plays; AV1 (`.av1`) beside it for the clients that decode it.
+    public var codecs: [VideoCodec] = [.h264]
     /// The H.264 encoder settings.
     public var video = VideoEncoding()
+    /// The AV1 encoder settings, for ``codecs`` holding `.av1`.
+    public var av1 = AV1Encoding()
     /// The VBV cap in bits per second per pixel of a rendition at 30 fps: 3.3 gives 3.0 Mb/s for 720x1280,
     /// 1.7 Mb/s for 540x960, 0.76 Mb/s for 360x640. Scaled with the frame rate up to 60 fps.
     public var maxBitsPerPixel: Double = 3.3

@@ -802,7 +802,7 @@ private final class Pipeline {
             && UntaggedColour.matrix(of: first) == AVCOL_SPC_BT709
         for r in rungs {
             let rung = plan.renditions[r]
-            let size = Size(parsing: rung.name).map { TranscodePlan.fit(display, in: $0) }
+            let size = rung.box.map { TranscodePlan.fit(display, in: $0) }
                 ?? Size(width: rung.width, height: rung.height)
             branches.append(Pipeline.branch(width: size.width, height: size.height, orientation: info.orientation,
                                             adjustment: settings.adjustment, toneMap: toneMap,
@@ -847,7 +847,7 @@ private final class Pipeline {
             let writer = try MediaWriter(.file(temp, format: "mp4", options: ["movflags": "+faststart"]), item: item)
             let stream = try writer.addStream(from: encoder.context)
             try writer.begin()
-            made.append(Output(kind: .preview(path), encoder: .h264(encoder), mp4: writer, mp4Path: path, mp4Temporary: temp,
+            made.append(Output(kind: .preview(path), encoder: .video(encoder), mp4: writer, mp4Path: path, mp4Temporary: temp,
                                videoStream: stream, audioStream: nil, cutter: nil, grid: nil,
                                timeBase: graph.timeBase(of: mp4Sink), name: "preview"))
             let webpSize = graph.size(of: webpSink)
@@ -881,14 +881,14 @@ private final class Pipeline {
         let timeBase = graph.timeBase(of: sink)
         let encoder = try VideoEncoder(width: size.width, height: size.height, timeBase: timeBase,
                                        frameRate: Pipeline.rate(graph.frameRate(of: sink), or: sourceRate),
-                                       encoding: settings.video, maxBitrate: rung.maxBitrate, globalHeader: true,
-                                       item: item)
+                                       codec: rung.videoCodec, encoding: settings.video, av1: settings.av1,
+                                       maxBitrate: rung.maxBitrate, globalHeader: true, item: item)
         encoder.isCancelled = { [file] in file.isCancelled }
         // A batch's MP4 of this rendition, which every segment's packets go into (opened by the first segment,
         // finished by the batch).
         let mp4 = try batch?.mp4(of: rung.name, video: encoder.context, audio: audioEncoder?.context)
         var cutter: SegmentCutter? = nil
-        let output = Output(kind: .rendition(rung), encoder: .h264(encoder), mp4: mp4?.writer, mp4Path: nil,
+        let output = Output(kind: .rendition(rung), encoder: .video(encoder), mp4: mp4?.writer, mp4Path: nil,
                             mp4Temporary: nil, videoStream: mp4?.videoStream ?? 0, audioStream: mp4?.audioStream,
                             cutter: nil, grid: plan.grid, timeBase: timeBase, name: rung.name,
                             finishesMP4: false)
@@ -1046,7 +1046,7 @@ private final class Output {
     }
 
     enum Encoder {
-        case h264(VideoEncoder)
+        case video(VideoEncoder)
         case webp(WebPEncoder)
     }
 
@@ -1112,7 +1112,7 @@ private final class Output {
     }
 
     var codecString: String {
-        if case .h264(let e) = encoder { return e.codecString }
+        if case .video(let e) = encoder { return e.codecString }
         return "webp"
     }
 
@@ -1151,7 +1151,7 @@ private final class Output {
 
     private func encodeRaw(_ frame: UnsafeMutablePointer<AVFrame>?) throws -> [Packet] {
         switch encoder {
-        case .h264(let e): try e.encode(frame)
+        case .video(let e): try e.encode(frame)
         case .webp(let e): try e.encode(frame)
         }
     }
@@ -1160,7 +1160,7 @@ private final class Output {
     /// times the nominal frame duration, at least two ticks when there is a delay. It depends on the settings and
     /// the stream's nominal rate alone, so the segments of one rendition, each made alone, and its init agree.
     private lazy var decodeLead: Int64 = {
-        guard case .h264(let e) = encoder else { return 0 }
+        guard case .video(let e) = encoder else { return 0 }
         let delay = Int64(max(0, e.context.pointee.has_b_frames))
         guard delay > 0 else { return 0 }
         return max(2, delay * nominalFrameTicks)
@@ -1168,7 +1168,7 @@ private final class Output {
 
     /// One frame at the encoder's nominal rate, in `timeBase` ticks (at least one).
     private var nominalFrameTicks: Int64 {
-        guard case .h264(let e) = encoder else { return 1 }
+        guard case .video(let e) = encoder else { return 1 }
         let rate = e.context.pointee.framerate
         guard rate.num > 0, rate.den > 0 else { return 1 }
         return max(1, av_rescale_q(1, AVRational(num: rate.den, den: rate.num), timeBase))
@@ -1203,7 +1203,7 @@ private final class Output {
 
     private func deliver(_ packets: [Packet]) throws {
         for packet in packets {
-            if case .h264 = encoder { normaliseDecodeTime(packet) }
+            if case .video = encoder { normaliseDecodeTime(packet) }
             if packet.raw.pointee.duration <= 0 {
                 packet.raw.pointee.duration = durations[packet.pts] ?? lastGap
             }
