@@ -22,10 +22,13 @@
 #   5 quality       SSIM (ffmpeg's ssim filter) of each tool's rendition against the source put through the same
 #                   scale (bicubic, BT.709 limited), frames paired by index; target: ours >= 0.95 and within 0.005
 #                   of ffmpeg's
+#   7 AV1           the AV1 rung (--codecs h264,av1) against the H.264 rung of the 720x1280 box on the synthetic
+#                   clip and eight real ones: video bytes and SSIM at the defaults, the bytes at equal SSIM
+#                   (an --av1-crf sweep, interpolated), wall, CPU and peak RSS of a run with and without AV1
 #   6 HDR           our default (tone-mapped) rendition of three HDR clips against an ffmpeg zscale+tonemap (hable)
 #                   reference: mean luma (signalstats YAVG over all frames); target: within 10 %
 #
-#   [VIDEOFEED=…] [BENCH_RUNS=5] [BATCH_COUNT=50] [BATCH_RUNS=…] [JOBS=2] [MEDIA=…] [PARTS="1 1b 2 3 3b 4 5 6"] \
+#   [VIDEOFEED=…] [BENCH_RUNS=5] [BATCH_COUNT=50] [BATCH_RUNS=…] [JOBS=2] [MEDIA=…] [PARTS="1 1b 2 3 3b 4 5 6 7"] \
 #     bash Benchmarks/compare-transcode.sh
 #
 # VIDEOFEED  the binary (default: the release build, `swift build -c release --show-bin-path`; `make release`)
@@ -46,7 +49,7 @@ batch_runs=${BATCH_RUNS:-$runs}
 batch_count=${BATCH_COUNT:-50}
 jobs=${JOBS:-2}
 media=${MEDIA:-$root/../shared/media}
-parts=" ${PARTS:-1 1b 2 3 3b 4 5 6} "
+parts=" ${PARTS:-1 1b 2 3 3b 4 5 6 7} "
 
 die() { echo "compare-transcode: $*" >&2; exit 1; }
 want() { [[ "$parts" == *" $1 "* ]]; }
@@ -601,4 +604,91 @@ print(f"| {n} | {sz} | {fo} / {fr} | {float(yo):.2f} | {float(yr):.2f} | **{d * 
   printf '%s\n' "${cmds[@]}"
   echo "ffmpeg -i RENDITION -an -vf signalstats,metadata=print:key=lavfi.signalstats.YAVG:file=- -f null -   # averaged"
   echo '```'
+fi
+
+# ---------------------------------------------------------------------------------------------------------------
+# 7. The AV1 rung against the H.264 rung of the same box (--codecs h264,av1, 720x1280): video bytes and SSIM at the
+# default settings, the bytes AV1 needs for the H.264 rung's SSIM (interpolated over an --av1-crf sweep), and what
+# one run of each costs (wall, CPU, peak RSS: the AV1 run makes the H.264 rung too)
+# ---------------------------------------------------------------------------------------------------------------
+if want 7; then
+  [ -f "$synthetic" ] || bash "$root/Fixtures/generate.sh" --bench-thumbs >&2
+  av1_clips=("$synthetic")
+  for f in sample.mp4 fire2.mp4 portrait_4k60.mp4 h265_10bits.mp4 bbb_800x640_768kbps_30fps_avc_pyramid_3b.mp4 \
+           sample_with_color_info.mp4 test-009.ts var_fps_video.mp4; do
+    [ -f "$media/$f" ] || die "missing $media/$f (set MEDIA to the folder of the real clips)"
+    av1_clips+=("$media/$f")
+  done
+  sweep=(26 30 34 38 46 50 55 60)
+  default_crf=$("$VIDEOFEED" transcode --help | sed -n 's/.*--av1-crf <av1-crf>.*default: \([0-9]*\).*/\1/p' | head -1)
+  default_crf=${default_crf:-42}
+  rows=()
+  declare -a av1cmds
+  mkdir -p "$work/av1"
+  for src in "${av1_clips[@]}"; do
+    n=$(basename "${src%.*}")
+    folder_of "$src" "$work/av1-in/$n"
+    # The command of one transcode of the clip at the 720x1280 box into OUT (EXTRA: its other options).
+    av1cmd() { local out=$1; shift; echo "$vf transcode $(q "$work/av1-in/$n") --out $(q "$out") --ladder 720x1280 --preview-seconds 0 --no-segments --jobs 1 --force -q $*"; }
+    [ "$n" = clip_000 ] && av1cmds+=("$(av1cmd "$work/av1/$n-h264")" "$(av1cmd "$work/av1/$n-av1" --codecs h264,av1)"
+                                     "$(av1cmd "$work/av1/$n-crf${sweep[0]}" --codecs h264,av1 --av1-crf "${sweep[0]}")")
+    run() {  # OUT EXTRA... → "wall cpu rss" of that transcode
+      local cmd; cmd=$(av1cmd "$@")
+      /usr/bin/time -v -o "$1.time" sh -c "$cmd" >/dev/null 2>&1 || die "videofeed failed: $cmd"
+      awk -F': ' '/Elapsed \(wall clock\)/ { split($2, t, ":"); w = t[1] * 60 + t[2] } /User time/ { u = $2 } /System time/ { s = $2 }
+                  /Maximum resident/ { r = $2 / 1024 } END { printf "%.3f %.3f %.1f", w, u + s, r }' "$1.time"
+    }
+    vbytes() { ffprobe -v error -select_streams v:0 -show_entries packet=size -of csv=p=0 "$1" | awk '{ s += $1 } END { print s }'; }
+    h264_cost=$(run "$work/av1/$n-h264")
+    av1_cost=$(run "$work/av1/$n-av1" --codecs h264,av1)
+    hmp4=$(find "$work/av1/$n-h264" -name '720x1280.mp4' | head -1)
+    amp4=$(find "$work/av1/$n-av1" -name '720x1280-av1.mp4' | head -1)
+    [ -n "$hmp4" ] && [ -n "$amp4" ] || die "no 720x1280 renditions for $src"
+    wh=$(probe "$hmp4" width,height | tr , x)
+    hs=$(ssim_of "$hmp4" "$src" "${wh%x*}" "${wh#*x}"); as=$(ssim_of "$amp4" "$src" "${wh%x*}" "${wh#*x}")
+    points="$as:$(vbytes "$amp4")"
+    for c in "${sweep[@]}"; do
+      run "$work/av1/$n-crf$c" --codecs h264,av1 --av1-crf "$c" >/dev/null
+      m=$(find "$work/av1/$n-crf$c" -name '720x1280-av1.mp4' | head -1)
+      points+=" $(ssim_of "$m" "$src" "${wh%x*}" "${wh#*x}"):$(vbytes "$m")"
+    done
+    rows+=("$n|$wh|$(vbytes "$hmp4")|$hs|$(vbytes "$amp4")|$as|$h264_cost|$av1_cost|$points")
+  done
+  echo "## 7. The AV1 rung against the H.264 rung of the same box (720x1280 box; AV1 preset 8, crf $default_crf by default)"
+  echo
+  echo "| clip | size | H.264 video bytes | AV1 video bytes | fewer bytes | SSIM H.264 | SSIM AV1 | AV1 bytes at the H.264 SSIM (interpolated) | fewer bytes at equal SSIM | run H.264 only: wall / CPU s / RSS MiB | run with AV1: wall / CPU s / RSS MiB |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  python3 - "${rows[@]}" <<'PY'
+import sys
+real_h = real_a = 0
+real_ds = []
+equal = []
+for row in sys.argv[1:]:
+    n, wh, hb, hs, ab, as_, hc, ac, pts = row.split("|")
+    hb, ab, hs, as_ = int(hb), int(ab), float(hs), float(as_)
+    pts = sorted((float(p.split(":")[0]), int(p.split(":")[1])) for p in pts.split())
+    at = None
+    for (s1, b1), (s2, b2) in zip(pts, pts[1:]):
+        if s1 <= hs <= s2 and s2 > s1:
+            at = b1 + (b2 - b1) * (hs - s1) / (s2 - s1)
+            break
+    hw, hcpu, hr = hc.split(); aw, acpu, ar = ac.split()
+    if n != "clip_000":
+        real_h += hb; real_a += ab; real_ds.append(as_ - hs)
+        if at: equal.append(1 - at / hb)
+    eq = f"{at:.0f}" if at else f"outside {pts[0][0]:.4f}–{pts[-1][0]:.4f}"
+    eqs = f"**{100 * (1 - at / hb):.1f} %**" if at else "—"
+    print(f"| {n} | {wh} | {hb} | {ab} | **{100 * (1 - ab / hb):.1f} %** | {hs:.4f} | {as_:.4f} ({as_ - hs:+.4f}) | {eq} | {eqs} | {hw} / {hcpu} / {hr} | {aw} / {acpu} / {ar} |")
+if real_h:
+    print()
+    print(f"Real clips together: **{100 * (1 - real_a / real_h):.1f} %** fewer video bytes at the default settings, "
+          f"mean SSIM difference {sum(real_ds) / len(real_ds):+.4f}; at equal SSIM, per clip: "
+          + ", ".join(f"{100 * e:.1f} %" for e in equal) + f" ({len(equal)} of {len(real_ds)} clips inside the sweep).")
+PY
+  echo
+  echo '```sh'
+  printf '%s\n' "${av1cmds[@]}"
+  echo "# ... and --av1-crf ${sweep[*]} for every clip; SSIM as in part 5, bytes: ffprobe's video packet sizes"
+  echo '```'
+  echo
 fi

@@ -60,6 +60,7 @@ struct CalibrateCommand: ParsableCommand {
     func validate() throws {
         if serve != nil, !files.isEmpty { throw ValidationError("give media files or --serve FOLDER, not both") }
         if serve == nil, files.isEmpty { throw ValidationError("give at least one media file, or --serve FOLDER") }
+        if serve != nil { try rendition.requireH264Only("calibrate --serve") }
         try NumberRules.count(repeats, "--repeat", max: 100)
         try NumberRules.count(frames, "--frames", max: 100_000)
         try NumberRules.count(runs, "--runs", max: 1000)

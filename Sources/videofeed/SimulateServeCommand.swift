@@ -77,6 +77,10 @@ struct SimulateServeCommand: ParsableCommand {
     @OptionGroup var rendition: RenditionOptions
     @OptionGroup var mediaPolicy: MediaPolicyOptions
 
+    func validate() throws {
+        try rendition.requireH264Only("simulate serve")
+    }
+
     func run() throws {
         let policy = self.policy.policy
         let parts = box.lowercased().split(separator: "x").compactMap { Int($0) }

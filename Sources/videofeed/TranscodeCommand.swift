@@ -125,6 +125,18 @@ struct RenditionOptions: ParsableArguments {
         return boxes
     }
 
+    /// Throws unless the codecs are H.264 alone: `serve` (and what models it) makes no AV1 on demand. An AV1
+    /// segment takes about twice an H.264 one's time cold (docs/benchmarks.md), and a cold item's listing makes
+    /// every rendition's first segment; the batch makes the AV1 set (`transcode --codecs h264,av1`).
+    func requireH264Only(_ command: String) throws {
+        guard Self.codecs(codecs) == [.h264] else {
+            throw ValidationError("""
+                \(command) makes H.264 renditions only (an AV1 segment takes about twice as long cold); make the AV1 \
+                set with `videofeed transcode --codecs h264,av1`.
+                """)
+        }
+    }
+
     /// The codecs of `text` (comma-separated), or nil unless they are h264 first and each at most once.
     static func codecs(_ text: String) -> [VideoCodec]? {
         let codecs = text.split(separator: ",").map { VideoCodec(rawValue: $0.trimmingCharacters(in: .whitespaces)) }

@@ -46,15 +46,11 @@ import Testing
         let folder = try TestFixtures.temporaryFolder("continuous-open")
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("open.mp4").path
-        let ffmpeg = Process()
-        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        ffmpeg.arguments = ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
-                            "testsrc2=size=320x240:rate=30:duration=5"]
-            + (audio ? ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=5", "-c:a", "aac"] : [])
-            + ["-c:v", "libx264", "-x264-params", "open-gop=1:keyint=45:scenecut=0", "-bf", "3", path]
-        try ffmpeg.run()
-        ffmpeg.waitUntilExit()
-        try #require(ffmpeg.terminationStatus == 0)
+        let made = try run(URL(fileURLWithPath: "/usr/bin/env"), [
+            "ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=5",
+        ] + (audio ? ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=5", "-c:a", "aac"] : [])
+            + ["-c:v", "libx264", "-x264-params", "open-gop=1:keyint=45:scenecut=0", "-bf", "3", path])
+        try #require(made.status == 0, "\(made.stderr)")
         let shared = try Self.batch(path, sharing: true)
         let seeking = try Self.batch(path, sharing: false)
         #expect(shared.files.keys.sorted() == seeking.files.keys.sorted())

@@ -561,15 +561,12 @@ import Testing
         let folder = try TestFixtures.temporaryFolder("transcode-colour")
         defer { try? FileManager.default.removeItem(at: folder) }
         let source = folder.appendingPathComponent("green.mp4").path
-        let ffmpeg = Process()
-        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // Pure green through libswscale's default (BT.601) into an H.264 stream that names no matrix.
-        ffmpeg.arguments = ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
-                            "color=c=0x00ff00:size=\(size):rate=25:duration=0.4", "-pix_fmt", "yuv420p",
-                            "-c:v", "libx264", "-qp", "0", source]
-        try ffmpeg.run()
-        ffmpeg.waitUntilExit()
-        try #require(ffmpeg.terminationStatus == 0)
+        let clip = try run(URL(fileURLWithPath: "/usr/bin/env"), [
+            "ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
+            "color=c=0x00ff00:size=\(size):rate=25:duration=0.4", "-pix_fmt", "yuv420p", "-c:v", "libx264", "-qp", "0",
+            source])
+        try #require(clip.status == 0, "\(clip.stderr)")
         func centre(_ path: String) throws -> (luma: Int, green: Int) {
             let frame = try #require(try VideoDecoder(file: MediaFile(path: path)).nextFrame())
             let luma = Int(frame.packedBytes()[(frame.height / 2) * frame.width + frame.width / 2])

@@ -108,4 +108,22 @@ import Testing
                                   "--first-segment", "2", "--out", out.path])
         #expect(plain.stdout.hasPrefix("segment 1: start 2.000 s, duration 2.000 s, 60 frames, avc1."), "\(plain.stdout)")
     }
+
+    @Test("--codecs h264,av1 adds an AV1 set named <box>-av1 with av01 codecs strings; a bad codec list is a usage error; serve refuses AV1")
+    func av1Codecs() throws {
+        let out = try TestFixtures.temporaryFolder("transcode-av1")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let segment = try run(cli, ["transcode", "segment", TestFixtures.transcode("rotated_phone.mp4"), "--index", "0",
+                                    "--codecs", "h264,av1", "--rendition-index", "1", "--out", out.path])
+        #expect(segment.status == 0, "\(segment.stderr)")
+        #expect(segment.stdout.contains(", av01.0."), "\(segment.stdout)")
+        #expect(!segment.stderr.contains("Svt[info]"), "SVT-AV1's own log reached stderr")
+        for bad in ["av1", "h264,h264", "h264,vp9"] {
+            let refused = try run(cli, ["transcode", "segment", TestFixtures.transcode("rotated_phone.mp4"), "--index",
+                                        "0", "--codecs", bad, "--out", out.path])
+            #expect(refused.status == 2 && refused.stderr.contains("--codecs"), "\(bad): \(refused.stderr)")
+        }
+        let serve = try run(cli, ["serve", "--codecs", "h264,av1", "--port", "0"])
+        #expect(serve.status == 2 && serve.stderr.contains("H.264 renditions only"), "\(serve.stderr)")
+    }
 }

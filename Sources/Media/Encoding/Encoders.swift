@@ -84,16 +84,7 @@ final class VideoEncoder {
         context = try Codec.open(avcodec_find_encoder_by_name("libx264"), name: "libx264", item: item, options: [
             "preset": encoding.preset, "profile": encoding.profile, "crf": String(encoding.crf), "forced-idr": "1",
         ].merging(VideoEncoder.x264CPU) { ours, _ in ours }) { ctx in
-            ctx.pointee.width = Int32(width)
-            ctx.pointee.height = Int32(height)
-            ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
-            ctx.pointee.time_base = timeBase
-            ctx.pointee.framerate = frameRate
-            ctx.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
-            ctx.pointee.color_range = AVCOL_RANGE_MPEG
-            ctx.pointee.color_primaries = AVCOL_PRI_BT709
-            ctx.pointee.color_trc = AVCOL_TRC_BT709
-            ctx.pointee.colorspace = AVCOL_SPC_BT709
+            VideoEncoder.describePictures(ctx, width: width, height: height, timeBase: timeBase, frameRate: frameRate)
             ctx.pointee.thread_count = Int32(min(max(0, encoding.threads), 64))
             if let maxBitrate {
                 ctx.pointee.rc_max_rate = Int64(maxBitrate)
@@ -103,8 +94,9 @@ final class VideoEncoder {
         }
     }
 
-    /// SVT-AV1 (`libsvtav1`) with `encoding`'s preset and CRF, one keyframe per session (each segment is one), on
-    /// one thread: the batch and the server run an encoder per core, and the same frames make the same bytes.
+    /// SVT-AV1 (`libsvtav1`) with `encoding`'s preset and CRF, one keyframe per session (each segment is one). SVT-AV1
+    /// runs threads of its own, as many as the cores; its output does not depend on them (the same bytes with
+    /// `lp=1`, 2 and 4 and on one pinned core, measured).
     private static func openAV1(width: Int, height: Int, timeBase: AVRational, frameRate: AVRational,
                                 encoding: AV1Encoding, globalHeader: Bool, item: String) throws
         -> UnsafeMutablePointer<AVCodecContext> {
@@ -112,21 +104,26 @@ final class VideoEncoder {
         return try Codec.open(avcodec_find_encoder_by_name("libsvtav1"), name: "libsvtav1", item: item, options: [
             "preset": String(encoding.preset), "crf": String(encoding.crf),
         ]) { ctx in
-            ctx.pointee.width = Int32(width)
-            ctx.pointee.height = Int32(height)
-            ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
-            ctx.pointee.time_base = timeBase
-            ctx.pointee.framerate = frameRate
-            ctx.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
-            ctx.pointee.color_range = AVCOL_RANGE_MPEG
-            ctx.pointee.color_primaries = AVCOL_PRI_BT709
-            ctx.pointee.color_trc = AVCOL_TRC_BT709
-            ctx.pointee.colorspace = AVCOL_SPC_BT709
-            ctx.pointee.thread_count = 1
+            VideoEncoder.describePictures(ctx, width: width, height: height, timeBase: timeBase, frameRate: frameRate)
             // Longer than any segment: the session's first picture is its one keyframe.
             ctx.pointee.gop_size = 600
             if globalHeader { ctx.pointee.flags |= Int32(vf_codec_flag_global_header()) }
         }
+    }
+
+    /// What every rendition's pictures are: yuv420p 8-bit BT.709 limited range, square pixels, at `frameRate`.
+    private static func describePictures(_ ctx: UnsafeMutablePointer<AVCodecContext>, width: Int, height: Int,
+                                         timeBase: AVRational, frameRate: AVRational) {
+        ctx.pointee.width = Int32(width)
+        ctx.pointee.height = Int32(height)
+        ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        ctx.pointee.time_base = timeBase
+        ctx.pointee.framerate = frameRate
+        ctx.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+        ctx.pointee.color_range = AVCOL_RANGE_MPEG
+        ctx.pointee.color_primaries = AVCOL_PRI_BT709
+        ctx.pointee.color_trc = AVCOL_TRC_BT709
+        ctx.pointee.colorspace = AVCOL_SPC_BT709
     }
 
     /// SVT-AV1 writes a dozen lines of its own to standard error for every encoder it opens (not through FFmpeg's
