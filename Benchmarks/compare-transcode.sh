@@ -16,8 +16,9 @@
 #                   cores/jobs decoder threads per item, one x264 thread per encoder; and --threads 0, FFmpeg's choice of decoder threads) against `ls DIR/*.mp4 | xargs -P JOBS ffmpeg …` (plain and `-threads 1`)
 #   3 segment       one cold segment on demand: `videofeed transcode segment CLIP --index 0|2` against
 #                   `ffmpeg [-ss 4] -t 2 -i CLIP …` on the synthetic clip
-#   3b first second what `serve` makes first for a cold item (segment 0, 1 s, of the 720x1280 rung) against
-#                   `ffmpeg -t 1 -i CLIP …`, on the synthetic clip and the three real ones: wall and CPU
+#   3b first second what `serve` makes first for a cold item (segment 0, 1 s: every rendition from one pass, and the
+#                   720x1280 rung alone) against `ffmpeg -t 1 -i CLIP …` (the ladder, the rung), on the synthetic
+#                   clip and the three real ones: wall and CPU, process starts, an in-process column
 #   4 memory        peak RSS (/usr/bin/time -v) of one single-clip run of each tool
 #   5 quality       SSIM (ffmpeg's ssim filter) of each tool's rendition against the source put through the same
 #                   scale (bicubic, BT.709 limited), frames paired by index; target: ours >= 0.95 and within 0.005
@@ -427,8 +428,10 @@ print(f"| {what} | {om:.0f} ± {osd:.0f} | {float(me):.0f} | {fm:.0f} ± {fsd:.0
 fi
 
 # ---------------------------------------------------------------------------------------------------------------
-# 3b. What `serve` makes first for a cold item: segment 0 with the default settings (its first second) of the
-# 720x1280 rung, against ffmpeg encoding the same second with the same settings; the synthetic and the real clips
+# 3b. What `serve` makes first for a cold item: segment 0 with the default settings (its first second), of every
+# rendition from one pass as serve's listing makes them (`--every-rendition`) and of the 720x1280 rung alone, against
+# ffmpeg encoding the same second with the same settings (the ladder split three ways, or the one rung); the
+# synthetic and the real clips; each tool's process start, and an in-process column
 # ---------------------------------------------------------------------------------------------------------------
 if want 3b; then
   [ -f "$synthetic" ] || bash "$root/Fixtures/generate.sh" --bench-thumbs >&2
@@ -439,13 +442,34 @@ if want 3b; then
   mkdir -p "$work/first"
   args=()
   for n in "${first_names[@]}"; do
-    [ -f "${fsrc[$n]}" ] || die "missing ${fsrc[$n]} (set MEDIA to the folder of the real clips)"
-    fcmd[ours-$n]="$vf transcode segment $(q "${fsrc[$n]}") --index 0 --ladder 720x1280 --out $(q "$work/first/ours-$n")"
-    sh -c "${fcmd[ours-$n]}" >/dev/null || die "videofeed failed: ${fcmd[ours-$n]}"
-    wh=$(probe "$work/first/ours-$n/init.mp4" width,height | tr , x)
-    [ -n "$wh" ] || die "no picture size for the segment of ${fsrc[$n]}"
-    fcmd[ffmpeg-$n]="ffmpeg -nostdin -v error -y -t 1 -i $(q "${fsrc[$n]}") $(ffargs "${wh%x*}" "${wh#*x}" "${fsrc[$n]}") $(q "$work/first/ffmpeg-$n.mp4")"
-    args+=(-n "ours-$n" "${fcmd[ours-$n]}" -n "ffmpeg-$n" "${fcmd[ffmpeg-$n]}")
+    src=${fsrc[$n]}
+    [ -f "$src" ] || die "missing $src (set MEDIA to the folder of the real clips)"
+    fcmd[ours-all-$n]="$vf transcode segment $(q "$src") --index 0 --every-rendition --out $(q "$work/first/ours-all-$n")"
+    fcmd[ours-one-$n]="$vf transcode segment $(q "$src") --index 0 --ladder 720x1280 --out $(q "$work/first/ours-one-$n")"
+    sh -c "${fcmd[ours-all-$n]}" >/dev/null || die "videofeed failed: ${fcmd[ours-all-$n]}"
+    rate=$(probe "$src" avg_frame_rate)
+    pre=""
+    if python3 -c 'import sys; n, _, d = sys.argv[1].partition("/"); sys.exit(0 if float(d or 1) and float(n) / float(d or 1) > 60 * 1.05 else 1)' "$rate"; then
+      pre="fps=fps=60,"
+    fi
+    # Each rendition's init, largest first (by its folder's name, WxH).
+    rungs=$(find "$work/first/ours-all-$n" -name init.mp4 | awk -F/ '{ print $(NF-1) " " $0 }' | sort -t x -k1,1nr \
+      | cut -d' ' -f2-)
+    count=$(echo "$rungs" | wc -l)
+    graph="[0:v]${pre}split=$count"
+    for k in $(seq 0 $((count - 1))); do graph+="[s$k]"; done
+    outs="" k=0 one=""
+    while read -r init; do
+      wh=$(probe "$init" width,height | tr , x)
+      w=${wh%x*} h=${wh#*x}
+      [ -n "$one" ] || one="$w $h"
+      graph+=";[s$k]scale=$w:$h:flags=bicubic:$(inmatrix "$src")out_color_matrix=bt709:out_range=tv,format=yuv420p[v$k]"
+      outs+=" -map '[v$k]' -map '0:a?' $(ffenc "$w" "$h" "$rate") $(q "$work/first/ffmpeg-all-$n-$wh.mp4")"
+      k=$((k + 1))
+    done <<< "$rungs"
+    fcmd[ffmpeg-all-$n]="ffmpeg -nostdin -v error -y -t 1 -i $(q "$src") -filter_complex '$graph'$outs"
+    fcmd[ffmpeg-one-$n]="ffmpeg -nostdin -v error -y -t 1 -i $(q "$src") $(ffargs $one "$src") $(q "$work/first/ffmpeg-one-$n.mp4")"
+    for v in all one; do args+=(-n "ours-$v-$n" "${fcmd[ours-$v-$n]}" -n "ffmpeg-$v-$n" "${fcmd[ffmpeg-$v-$n]}"); done
   done
   # Each tool's bare process start (dynamic linking and initialisers), which `serve` does not pay per segment.
   args+=(-n "start-ours" "$vf help >/dev/null" -n "start-ffmpeg" "ffmpeg -hide_banner -version >/dev/null")
@@ -453,29 +477,36 @@ if want 3b; then
   declare -A fmean fsd fcpu fself
   while read -r name m sd _ c; do fmean[$name]=$m fsd[$name]=$sd fcpu[$name]=$c; done < <(hf_lines "$work/first.json")
   for n in "${first_names[@]}"; do
-    # What our command reports itself (open, decode, encode, mux; no process start), median of BENCH_RUNS runs.
-    : > "$work/first/self-$n.txt"
-    for _ in $(seq "$runs"); do sh -c "${fcmd[ours-$n]}" >> "$work/first/self-$n.txt"; done
-    fself[$n]=$(sed -n 's/.* \([0-9.]*\) ms$/\1/p' "$work/first/self-$n.txt" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+    for v in all one; do
+      # What our command reports itself (open, decode, encode, mux; no process start), median of BENCH_RUNS runs.
+      : > "$work/first/self-$v-$n.txt"
+      for _ in $(seq "$runs"); do sh -c "${fcmd[ours-$v-$n]}" >> "$work/first/self-$v-$n.txt"; done
+      fself[$v-$n]=$(sed -n 's/.* \([0-9.]*\) ms$/\1/p' "$work/first/self-$v-$n.txt" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+    done
   done
-  echo "## 3b. The first segment of a cold item as serve makes it (1 s, the 720x1280 rung), against ffmpeg's same second"
+  echo "## 3b. The first second of a cold item as serve makes it (segment 0, 1 s), against ffmpeg encoding the same second"
   echo
-  echo "Process starts: ours $(python3 -c "print(round(${fmean[start-ours]} * 1000))") ms, ffmpeg's $(python3 -c "print(round(${fmean[start-ffmpeg]} * 1000))") ms (\`videofeed help\`, \`ffmpeg -version\`). In process: our"
-  echo "command's own report against ffmpeg's wall time less its process start."
+  echo "Every rendition: the default ladder from one pass, as serve's listing of a cold item makes it, against ffmpeg's"
+  echo "ladder (split, one scale and encoder per rung). One rung: the 720x1280 rung alone. Process starts: ours"
+  echo "$(python3 -c "print(round(${fmean[start-ours]} * 1000))") ms, ffmpeg's $(python3 -c "print(round(${fmean[start-ffmpeg]} * 1000))") ms (\`videofeed help\`, \`ffmpeg -version\`); in process: our command's own report"
+  echo "against ffmpeg's wall time less its process start."
   echo
-  echo "| clip | ours (ms) | ffmpeg (ms) | wall ours / ffmpeg | CPU ours / ffmpeg (ms) | CPU ratio | in process: ours / ffmpeg (ms) | ratio |"
-  echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+  echo "| clip | renditions | ours (ms) | ffmpeg (ms) | wall ours / ffmpeg | CPU ours / ffmpeg (ms) | CPU ratio | in process: ours / ffmpeg (ms) | ratio |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
   for n in "${first_names[@]}"; do
-    python3 -c 'import sys; n, om, osd, fm, fsd, oc, fc, me, fs = sys.argv[1:]
+    for v in all one; do
+      python3 -c 'import sys; n, v, om, osd, fm, fsd, oc, fc, me, fs = sys.argv[1:]
 om, osd, fm, fsd, oc, fc, fs = (float(x) * 1000 for x in (om, osd, fm, fsd, oc, fc, fs))
 me = float(me); fin = fm - fs
-print(f"| {n} | {om:.0f} ± {osd:.0f} | {fm:.0f} ± {fsd:.0f} | **{om / fm:.2f}** | {oc:.0f} / {fc:.0f} | **{oc / fc:.2f}** | {me:.0f} / {fin:.0f} | **{me / fin:.2f}** |")' \
-      "$n" "${fmean[ours-$n]}" "${fsd[ours-$n]}" "${fmean[ffmpeg-$n]}" "${fsd[ffmpeg-$n]}" "${fcpu[ours-$n]}" \
-      "${fcpu[ffmpeg-$n]}" "${fself[$n]}" "${fmean[start-ffmpeg]}"
+what = "every one" if v == "all" else "720x1280 box"
+print(f"| {n} | {what} | {om:.0f} ± {osd:.0f} | {fm:.0f} ± {fsd:.0f} | **{om / fm:.2f}** | {oc:.0f} / {fc:.0f} | **{oc / fc:.2f}** | {me:.0f} / {fin:.0f} | **{me / fin:.2f}** |")' \
+        "$n" "$v" "${fmean[ours-$v-$n]}" "${fsd[ours-$v-$n]}" "${fmean[ffmpeg-$v-$n]}" "${fsd[ffmpeg-$v-$n]}" \
+        "${fcpu[ours-$v-$n]}" "${fcpu[ffmpeg-$v-$n]}" "${fself[$v-$n]}" "${fmean[start-ffmpeg]}"
+    done
   done
   echo
   echo '```sh'
-  for n in "${first_names[@]}"; do echo "${fcmd[ours-$n]}"; echo "${fcmd[ffmpeg-$n]}"; done
+  for n in "${first_names[@]}"; do for v in all one; do echo "${fcmd[ours-$v-$n]}"; echo "${fcmd[ffmpeg-$v-$n]}"; done; done
   echo '```'
   echo
 fi

@@ -317,7 +317,21 @@ struct TranscodeSegmentCommand: ParsableCommand {
     @Option(help: "Output folder.")
     var out: String
 
+    @Flag(help: """
+        With --index 0: segment 0 of every rendition from one pass, as serve's listing of a cold item makes them, \
+        into DIR/<rendition>/.
+        """)
+    var everyRendition = false
+
+    func validate() throws {
+        if everyRendition, index != 0 { throw ValidationError("--every-rendition takes --index 0 only.") }
+    }
+
     func run() throws {
+        if everyRendition {
+            try runEveryRendition()
+            return
+        }
         let started = DispatchTime.now()
         let media: MediaFile
         let segment: TranscodedSegment
@@ -338,5 +352,33 @@ struct TranscodeSegmentCommand: ParsableCommand {
         Console.out(String(format: "segment %d: start %.3f s, duration %.3f s, %d frames, %@, %d bytes, %.1f ms\n",
                            segment.index, segment.start, segment.duration, segment.frames, segment.codecs,
                            segment.media.count, ms))
+    }
+
+    /// Segment 0 of every rendition from one pass (``Transcoder/firstSegments()``), each into its rendition's folder.
+    private func runEveryRendition() throws {
+        let started = DispatchTime.now()
+        let segments: [TranscodedSegment]
+        let names: [String]
+        do {
+            let options = policy.applied(to: TranscodeBatch.defaultOpenOptions)
+            let transcoder = try Transcoder(file: MediaFile(path: file, options: options), settings: rendition.settings())
+            segments = try transcoder.firstSegments()
+            names = transcoder.plan.renditions.map(\.name)
+            for (name, segment) in zip(names, segments) {
+                let folder = URL(fileURLWithPath: out).appendingPathComponent(name)
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                try AtomicFile.write(segment.initialization, to: folder.appendingPathComponent("init.mp4").path)
+                try AtomicFile.write(segment.media, to: folder.appendingPathComponent("seg-0.m4s").path)
+            }
+        } catch {
+            Console.error("transcode segment: \(Console.describe(error))")
+            throw ExitCode(ExitStatus.couldNotRun)
+        }
+        let ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
+        for (name, segment) in zip(names, segments) {
+            Console.out(String(format: "%@ segment 0: start %.3f s, duration %.3f s, %d frames, %@, %d bytes\n", name,
+                               segment.start, segment.duration, segment.frames, segment.codecs, segment.media.count))
+        }
+        Console.out(String(format: "%d renditions in %.1f ms\n", segments.count, ms))
     }
 }

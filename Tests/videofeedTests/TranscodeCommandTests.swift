@@ -126,4 +126,26 @@ import Testing
         let serve = try run(cli, ["serve", "--codecs", "h264,av1", "--port", "0"])
         #expect(serve.status == 2 && serve.stderr.contains("H.264 renditions only"), "\(serve.stderr)")
     }
+
+    @Test("transcode segment --every-rendition makes segment 0 of every rendition from one pass, each the bytes of the rendition made alone; other segments are refused")
+    func everyRendition() throws {
+        let out = try TestFixtures.temporaryFolder("transcode-every")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let source = TestFixtures.media("h264_portrait.mp4")
+        let all = try run(cli, ["transcode", "segment", source, "--index", "0", "--every-rendition", "--out", out.path])
+        #expect(all.status == 0, "\(all.stderr)")
+        #expect(all.stdout.contains("3 renditions in "), "\(all.stdout)")
+        for (r, name) in ["720x1280", "540x960", "360x640"].enumerated() {
+            let alone = out.appendingPathComponent("alone-\(r)")
+            let one = try run(cli, ["transcode", "segment", source, "--index", "0", "--rendition-index", String(r),
+                                    "--out", alone.path])
+            #expect(one.status == 0, "\(one.stderr)")
+            for file in ["init.mp4", "seg-0.m4s"] {
+                let together = try Data(contentsOf: out.appendingPathComponent("\(name)/\(file)"))
+                #expect(together == (try Data(contentsOf: alone.appendingPathComponent(file))), "\(name)/\(file)")
+            }
+        }
+        let refused = try run(cli, ["transcode", "segment", source, "--index", "1", "--every-rendition", "--out", out.path])
+        #expect(refused.status == 2 && refused.stderr.contains("--every-rendition"), "\(refused.stderr)")
+    }
 }
