@@ -328,57 +328,45 @@ struct TranscodeSegmentCommand: ParsableCommand {
     }
 
     func run() throws {
-        if everyRendition {
-            try runEveryRendition()
-            return
-        }
         let started = DispatchTime.now()
-        let media: MediaFile
-        let segment: TranscodedSegment
+        var made: [(name: String, segment: TranscodedSegment)] = []
         do {
             // The batch's policy for strangers' uploads: what a server does on demand is done to untrusted input.
             let options = policy.applied(to: TranscodeBatch.defaultOpenOptions)
-            media = try MediaFile(path: file, options: options)
-            segment = try Transcoder(file: media, settings: rendition.settings()).segment(index, rendition: renditionIndex)
-            let folder = URL(fileURLWithPath: out)
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try AtomicFile.write(segment.initialization, to: folder.appendingPathComponent("init.mp4").path)
-            try AtomicFile.write(segment.media, to: folder.appendingPathComponent("seg-\(index).m4s").path)
-        } catch {
-            Console.error("transcode segment: \(Console.describe(error))")
-            throw ExitCode(ExitStatus.couldNotRun)
-        }
-        let ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
-        Console.out(String(format: "segment %d: start %.3f s, duration %.3f s, %d frames, %@, %d bytes, %.1f ms\n",
-                           segment.index, segment.start, segment.duration, segment.frames, segment.codecs,
-                           segment.media.count, ms))
-    }
-
-    /// Segment 0 of every rendition from one pass (``Transcoder/firstSegments()``), each into its rendition's folder.
-    private func runEveryRendition() throws {
-        let started = DispatchTime.now()
-        let segments: [TranscodedSegment]
-        let names: [String]
-        do {
-            let options = policy.applied(to: TranscodeBatch.defaultOpenOptions)
             let transcoder = try Transcoder(file: MediaFile(path: file, options: options), settings: rendition.settings())
-            segments = try transcoder.firstSegments()
-            names = transcoder.plan.renditions.map(\.name)
-            for (name, segment) in zip(names, segments) {
-                let folder = URL(fileURLWithPath: out).appendingPathComponent(name)
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                try AtomicFile.write(segment.initialization, to: folder.appendingPathComponent("init.mp4").path)
-                try AtomicFile.write(segment.media, to: folder.appendingPathComponent("seg-0.m4s").path)
+            let folder = URL(fileURLWithPath: out)
+            if everyRendition {
+                // Segment 0 of every rendition from one pass (``Transcoder/firstSegments()``), each in its folder.
+                let segments = try transcoder.firstSegments()
+                made = zip(transcoder.plan.renditions.map(\.name), segments).map { ($0, $1) }
+                for (name, segment) in made { try Self.write(segment, into: folder.appendingPathComponent(name)) }
+            } else {
+                let segment = try transcoder.segment(index, rendition: renditionIndex)
+                made = [("", segment)]
+                try Self.write(segment, into: folder)
             }
         } catch {
             Console.error("transcode segment: \(Console.describe(error))")
             throw ExitCode(ExitStatus.couldNotRun)
         }
         let ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
-        for (name, segment) in zip(names, segments) {
-            Console.out(String(format: "%@ segment 0: start %.3f s, duration %.3f s, %d frames, %@, %d bytes\n", name,
-                               segment.start, segment.duration, segment.frames, segment.codecs, segment.media.count))
+        if everyRendition {
+            for (name, segment) in made {
+                Console.out(String(format: "%@ segment 0: start %.3f s, duration %.3f s, %d frames, %@, %d bytes\n", name,
+                                   segment.start, segment.duration, segment.frames, segment.codecs, segment.media.count))
+            }
+            Console.out(String(format: "%d renditions in %.1f ms\n", made.count, ms))
+        } else if let segment = made.first?.segment {
+            Console.out(String(format: "segment %d: start %.3f s, duration %.3f s, %d frames, %@, %d bytes, %.1f ms\n",
+                               segment.index, segment.start, segment.duration, segment.frames, segment.codecs,
+                               segment.media.count, ms))
         }
-        Console.out(String(format: "%d renditions in %.1f ms\n", segments.count, ms))
+    }
+
+    /// `init.mp4` and `seg-<k>.m4s` of `segment` into `folder`, each whole or not at all.
+    private static func write(_ segment: TranscodedSegment, into folder: URL) throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try AtomicFile.write(segment.initialization, to: folder.appendingPathComponent("init.mp4").path)
+        try AtomicFile.write(segment.media, to: folder.appendingPathComponent("seg-\(segment.index).m4s").path)
     }
 }
