@@ -78,9 +78,7 @@ extension MediaFile {
     ///   the read (an incomplete result).
     public func videoEnd(stream index: Int) throws -> VideoEnd? {
         // A demuxer of its own, so this file stays as opened (and a pass from the start reads no further).
-        var twinOptions = options
-        twinOptions.streamInfo = .header
-        let twin = try MediaFile(source: source, item: item, options: twinOptions, cancellation: interrupt.token)
+        let twin = try twin(discardingAllBut: index)
         guard index < Int(twin.context.pointee.nb_streams) else { return nil }
         // The start first, where opening left the demuxer: its first keyframe.
         let firstKey = try twin.readFirstKey(stream: index, bound: videoEndByteBound / 4, origin: info.startTime)
@@ -109,7 +107,6 @@ extension MediaFile {
         let tb = st.pointee.time_base
         let seconds = Double(tb.num) / Double(max(tb.den, 1))
         guard seconds > 0, let packet = Packet() else { return (nil, 0) }
-        for i in 0..<Int(context.pointee.nb_streams) where i != index { stream(at: i).pointee.discard = AVDISCARD_ALL }
         var bytes = 0
         while bytes <= bound {
             let step: PacketRead
@@ -143,9 +140,6 @@ extension MediaFile {
         var found: VideoEnd? = nil
         // Whether a read or a seek moved the demuxer from where opening left it (its first packet).
         var moved = moved
-
-        // Only the video's packets are wanted: a demuxer that can skip the others' bytes (MP4) does.
-        for i in 0..<Int(ctx.pointee.nb_streams) where i != index { stream(at: i).pointee.discard = AVDISCARD_ALL }
 
         // 1. The index's last entries in the file, when they are near the end.
         if let entry = indexedReadStart(st, fileSize: size), size <= 0 || size - entry.pos <= Int64(bound) {

@@ -17,6 +17,9 @@ struct VideoFeedCommand: ParsableCommand {
 
     /// Parses and runs, mapping argument errors to exit status 2 (ArgumentParser's own is 64).
     static func main() {
+        // SVT-AV1 (AV1 renditions) writes a dozen lines to stderr for every encoder it opens unless its level says
+        // errors only. Set here, before any thread, since setenv is not safe beside another thread's getenv.
+        setenv("SVT_LOG", "1", 0)
         let arguments = Array(CommandLine.arguments.dropFirst())
         if let bad = UsageRules.clusteredShortOption(in: arguments) {
             Console.error("unknown option '\(Console.safe(bad))'; to name a file that starts with '-', write ./\(Console.safe(bad)) or put -- before it")

@@ -14,7 +14,8 @@ import Foundation
 ///
 /// Reads on a second demuxer of the same source (``MediaFile/twin(discardingAllBut:)``), which reads only video
 /// packets; the batch's own file keeps serving each segment's audio from its seek, as a segment alone reads it.
-/// Used for H.264 in MP4/MOV only, whose packets all carry presentation times and whose keyframes are sync samples.
+/// Used for H.264 in MP4/MOV only, whose packets all carry presentation times and whose keyframes are sync samples,
+/// and for local files and bytes in memory (a remote item would be downloaded twice).
 final class ContinuousVideo {
     /// The decoder, which each segment's pipeline uses in place of its own.
     let decoder: StreamDecoder
@@ -30,9 +31,12 @@ final class ContinuousVideo {
     private(set) var isExact = true
 
     /// A decoder over `file`'s video stream `index`, or nil where the continuous decode is not known to match a
-    /// segment made alone: another codec or container, H.264 whose parameter sets are not an `avcC` record.
+    /// segment made alone (another codec or container, H.264 whose parameter sets are not an `avcC` record) or
+    /// would cost more than it saves (an item read over the network, whose video bytes the second demuxer would
+    /// fetch a second time).
     /// - Throws: ``MediaError`` from opening the source again or opening the decoder.
     static func make(file: MediaFile, stream index: Int, threads: Int) throws -> ContinuousVideo? {
+        if case .url(_, let local) = file.source, !local { return nil }
         let par = file.stream(at: index).pointee.codecpar!
         guard par.pointee.codec_id == AV_CODEC_ID_H264,
               let name = file.context.pointee.iformat?.pointee.name, String(cString: name).hasPrefix("mov,"),

@@ -15,7 +15,8 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
         /// Output size: upright, square pixels, even.
         public var width: Int
         public var height: Int
-        /// The VBV cap in bits per second.
+        /// The VBV cap in bits per second. An AV1 rendition carries its box's H.264 cap but is encoded without one
+        /// (``VideoEncoder``).
         public var maxBitrate: Int
         /// The video codec; nil is H.264 (what a plan written before AV1 renditions existed says).
         public var codec: VideoCodec? = nil
