@@ -543,6 +543,10 @@ import Testing
         }
         let master = try String(contentsOf: out.appendingPathComponent(try #require(report.masterPlaylist)), encoding: .utf8)
         #expect(master.contains("CODECS=\"av01.0.") && master.contains("720x1280-av1/index.m3u8"))
+        // Run as root (as CI runs), SVT-AV1 starts its threads SCHED_FIFO: none may be left real-time.
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")
+        let realTime = tasks.compactMap { pid_t($0) }.filter { [SCHED_FIFO, SCHED_RR].contains(sched_getscheduler($0)) }
+        #expect(realTime.isEmpty, "\(realTime.count) threads run a real-time policy")
     }
 
     @Test("the AV1 codecs string comes from the sequence header: profile, level and tier, in an OBU or an av1C record")

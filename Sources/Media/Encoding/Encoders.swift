@@ -103,13 +103,30 @@ final class VideoEncoder {
     private static func openAV1(width: Int, height: Int, timeBase: AVRational, frameRate: AVRational,
                                 encoding: AV1Encoding, globalHeader: Bool, item: String) throws
         -> UnsafeMutablePointer<AVCodecContext> {
-        try Codec.open(avcodec_find_encoder_by_name("libsvtav1"), name: "libsvtav1", item: item, options: [
+        defer { leaveRealTime() }
+        return try Codec.open(avcodec_find_encoder_by_name("libsvtav1"), name: "libsvtav1", item: item, options: [
             "preset": String(encoding.preset), "crf": String(encoding.crf),
         ]) { ctx in
             VideoEncoder.describePictures(ctx, width: width, height: height, timeBase: timeBase, frameRate: frameRate)
             // Longer than any segment: the session's first picture is its one keyframe.
             ctx.pointee.gop_size = 600
             if globalHeader { ctx.pointee.flags |= Int32(vf_codec_flag_global_header()) }
+        }
+    }
+
+    /// Puts every thread of this process that runs a real-time policy back on `SCHED_OTHER`. Run as root, SVT-AV1
+    /// 1.4 gives the threads it starts when an encoder opens `SCHED_FIFO` (measured: `ffmpeg -c:v libsvtav1` as root
+    /// runs 101 FIFO threads); on 2 cores they starved everything else in the process, the server's and the tests'
+    /// threads included, and threads they touched stayed FIFO. Nothing of ours runs real-time, so any thread found
+    /// so is one of these.
+    private static func leaveRealTime() {
+        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return }
+        for task in tasks {
+            guard let tid = pid_t(task) else { continue }
+            let policy = sched_getscheduler(tid)
+            guard policy == SCHED_FIFO || policy == SCHED_RR else { continue }
+            var parameters = sched_param(sched_priority: 0)
+            _ = sched_setscheduler(tid, SCHED_OTHER, &parameters)
         }
     }
 
