@@ -381,5 +381,38 @@ public enum CodecString {
 
     /// AAC-LC.
     public static let aacLC = "mp4a.40.2"
+
+    /// `av01.0.LLM.08`: the codecs string of the 8-bit 4:2:0 AV1 an ``AV1Encoding`` makes of `width`×`height`
+    /// pictures at `frameRate` per second, without opening an encoder — what ``av1(sequenceHeader:bitDepth:)`` reads
+    /// from the sequence header libsvtav1 writes for them: Main profile, main tier, the level ``av1Level`` gives.
+    public static func av1(width: Int, height: Int, frameRate: Double) -> String {
+        "av01.0.\(String(format: "%02d", av1Level(width: width, height: height, frameRate: frameRate)))M.08"
+    }
+
+    /// The AV1 level (`seq_level_idx`) SVT-AV1 chooses for `width`×`height` pictures at `frameRate`: the first
+    /// level of the AV1 specification's table (annex A.3) whose picture size, width, height and display rate
+    /// (pixels a second) hold them; 31 (no level) past the table. Checked against libsvtav1 1.4's own choice for
+    /// 64 sizes and rates (180x320 to 2160x3840, 15 to 120 per second, landscape and portrait).
+    static func av1Level(width: Int, height: Int, frameRate: Double) -> Int {
+        let picture = Double(width) * Double(height)
+        let rate = picture * (frameRate.isFinite && frameRate > 0 ? frameRate : 30)
+        for level in av1Levels where picture <= level.picture && width <= level.width && height <= level.height
+            && rate <= level.displayRate {
+            return level.index
+        }
+        return 31
+    }
+
+    /// The AV1 specification's levels (annex A.3, the defined ones): `seq_level_idx`, MaxPicSize, MaxHSize,
+    /// MaxVSize, MaxDisplayRate.
+    private static let av1Levels: [(index: Int, picture: Double, width: Int, height: Int, displayRate: Double)] = [
+        (0, 147_456, 2048, 1152, 4_423_680), (1, 278_784, 2816, 1584, 8_363_520),
+        (4, 665_856, 4352, 2448, 19_975_680), (5, 1_065_024, 5504, 3096, 31_950_720),
+        (8, 2_359_296, 6144, 3456, 70_778_880), (9, 2_359_296, 6144, 3456, 141_557_760),
+        (12, 8_912_896, 8192, 4352, 267_386_880), (13, 8_912_896, 8192, 4352, 534_773_760),
+        (14, 8_912_896, 8192, 4352, 1_069_547_520), (15, 8_912_896, 8192, 4352, 1_069_547_520),
+        (16, 35_651_584, 16384, 8704, 1_069_547_520), (17, 35_651_584, 16384, 8704, 2_139_095_040),
+        (18, 35_651_584, 16384, 8704, 4_278_190_080), (19, 35_651_584, 16384, 8704, 4_278_190_080),
+    ]
 }
 

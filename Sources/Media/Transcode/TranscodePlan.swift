@@ -35,6 +35,11 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
 
     /// The renditions, largest first; never larger than the source.
     public var renditions: [Rendition]
+
+    /// The indices of the renditions of `codec`, largest first.
+    public func renditions(of codec: VideoCodec) -> [Int] {
+        renditions.indices.filter { renditions[$0].videoCodec == codec }
+    }
     /// The source as shown: upright, square pixels.
     public var displayWidth: Int
     public var displayHeight: Int

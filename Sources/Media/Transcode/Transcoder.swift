@@ -112,9 +112,16 @@ public final class Transcoder {
     /// A server that lists an item's renditions and then serves their first segments makes both with one decode
     /// instead of one per rendition plus one for the listing.
     /// - Throws: as ``segment(_:rendition:)``.
-    public func firstSegments() throws -> [TranscodedSegment] {
+    ///
+    /// With `renditions` (indices into the plan, in the order wanted), only those.
+    public func firstSegments(renditions: [Int]? = nil) throws -> [TranscodedSegment] {
+        let rungs = renditions ?? Array(plan.renditions.indices)
+        guard rungs.allSatisfy(plan.renditions.indices.contains) else {
+            throw MediaError(.invalidArgument, operation: "transcode", item: file.item,
+                             message: "no such rendition; this item has \(plan.renditions.count)")
+        }
         do {
-            return try segments(0, rungs: Array(plan.renditions.indices), batch: nil).segments
+            return try segments(0, rungs: rungs, batch: nil).segments
         } catch let error as WindowError {
             throw error.error
         }
@@ -161,15 +168,20 @@ public final class Transcoder {
     /// rendition): then make them one by one. A native HLS player that reads every variant before it plays (ffmpeg's
     /// demuxer) waits for one pass instead of one per rendition.
     /// - Throws: as ``segment(_:rendition:)``.
-    public func mediaSegments(_ index: Int, origin: TranscodeOrigin) throws -> [TranscodedSegment]? {
-        guard index > 0, index < plan.segmentCount, !plan.isStill else { return nil }
-        for rendition in plan.renditions {
+    ///
+    /// With `renditions` (indices into the plan, in the order wanted), only those.
+    public func mediaSegments(_ index: Int, origin: TranscodeOrigin, renditions: [Int]? = nil) throws
+        -> [TranscodedSegment]? {
+        let rungs = renditions ?? Array(plan.renditions.indices)
+        guard index > 0, index < plan.segmentCount, !plan.isStill, !rungs.isEmpty,
+              rungs.allSatisfy(plan.renditions.indices.contains) else { return nil }
+        for rendition in rungs.map({ plan.renditions[$0] }) {
             guard let time = origin.firstPictureTimes[rendition.name] else { return nil }
             firstPictureTime[rendition.name] = time
         }
         itemDisplay = origin.display
         do {
-            var made = try segments(index, rungs: Array(plan.renditions.indices), batch: nil).segments
+            var made = try segments(index, rungs: rungs, batch: nil).segments
             for n in made.indices { made[n].initialization = [] }
             return made
         } catch let error as WindowError where error.windowFrames == 0 && error.error.kind == .invalidData {
@@ -178,6 +190,21 @@ public final class Transcoder {
         } catch let error as WindowError {
             throw error.error
         }
+    }
+
+    /// The codecs string of AV1 rendition `rendition` without encoding it: from the pictures the encoder of its
+    /// H.264 twin (the same box) was opened for by a pass so far, the string ``CodecString/av1(width:height:frameRate:)``
+    /// gives (the level SVT-AV1 writes for that size and rate), with `,mp4a.40.2` when the item has audio. A server
+    /// lists an AV1 rendition with it before making any AV1 (``firstSegments(renditions:)`` of the H.264 ones); nil
+    /// for an H.264 rendition, or before a pass opened its twin.
+    public func listedCodecs(rendition: Int) -> String? {
+        guard plan.renditions.indices.contains(rendition) else { return nil }
+        let rung = plan.renditions[rendition]
+        guard rung.videoCodec == .av1,
+              let twin = plan.renditions.first(where: { $0.videoCodec == .h264 && $0.box == rung.box }),
+              let pictures = encodedPictures[twin.name] else { return nil }
+        return CodecString.av1(width: pictures.width, height: pictures.height, frameRate: pictures.frameRate)
+            + (plan.hasAudio ? "," + CodecString.aacLC : "")
     }
 
     /// What the passes so far learnt from the item's start (its first picture as shown, each rendition's first
@@ -281,6 +308,8 @@ public final class Transcoder {
     /// Each rendition's first picture time (in its encoder's time base), learnt like `itemDisplay`: the media
     /// timeline that segments after the first are muxed onto starts there (`Pipeline.fragmentShift`).
     var firstPictureTime: [String: Int64] = [:]
+    /// The pictures each rendition's encoder was opened for (size, and frames a second), by rendition name.
+    var encodedPictures: [String: (width: Int, height: Int, frameRate: Double)] = [:]
 
     /// Back to the item's first packet (``MediaFile/rewindToStart()``), so that every pass from the start reads
     /// what the first read.
@@ -879,8 +908,10 @@ private final class Pipeline {
                                sourceRate: AVRational) throws -> Output {
         let size = graph.size(of: sink)
         let timeBase = graph.timeBase(of: sink)
+        let frameRate = Pipeline.rate(graph.frameRate(of: sink), or: sourceRate)
+        transcoder.encodedPictures[rung.name] = (size.width, size.height, av_q2d(frameRate))
         let encoder = try VideoEncoder(width: size.width, height: size.height, timeBase: timeBase,
-                                       frameRate: Pipeline.rate(graph.frameRate(of: sink), or: sourceRate),
+                                       frameRate: frameRate,
                                        codec: rung.videoCodec, encoding: settings.video, av1: settings.av1,
                                        maxBitrate: rung.maxBitrate, globalHeader: true, item: item)
         encoder.isCancelled = { [file] in file.isCancelled }
