@@ -8,8 +8,9 @@
 # against the same server (scripts/serve-fuzz.py: random paths, queries, headers, methods, protocol junk and WebSocket
 # messages for SERVE_FUZZ_SECONDS, default 60, seed SERVE_FUZZ_SEED, default 1: no 5xx but 503, no connection left
 # hanging, the server alive and under 1 GiB resident); then the page on a live folder that changes while it is open
-# (scripts/serve-live-test.sh), native HLS players on cold items (scripts/serve-native-test.py), and the page on slow
-# and changing networks (scripts/serve-abr-test.py). Needs `make browser-deps`.
+# (scripts/serve-live-test.sh), native HLS players on cold items (scripts/serve-native-test.py), the page on slow
+# and changing networks (scripts/serve-abr-test.py) and with the AV1 set (scripts/serve-av1-test.py). Needs
+# `make browser-deps`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${VIDEOFEED:-}" ]; then
@@ -68,4 +69,7 @@ python3 scripts/serve-native-test.py --videofeed "$VIDEOFEED"
 # Timed in a browser on a shared machine: a miss is run once more (a real regression misses twice).
 python3 scripts/serve-abr-test.py --videofeed "$VIDEOFEED" --check ||
   { echo "serve-check: the network test missed a target; once more" >&2; python3 scripts/serve-abr-test.py --videofeed "$VIDEOFEED" --check; }
+# Issue 37: `serve --codecs h264,av1`: the page plays the AV1 set in Chromium, and the H.264 ladder where
+# MediaSource.isTypeSupported refuses av01 (its own server).
+python3 scripts/serve-av1-test.py --videofeed "$VIDEOFEED"
 echo "serve-check: passed"

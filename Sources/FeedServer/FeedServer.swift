@@ -224,7 +224,8 @@ public struct FeedServer: Sendable {
                         }
                         do {
                             let manifest = try await engine.manifest(for: entry)
-                            return (n, Card(entry: entry, manifest: manifest, settings: engine.configuration.settings))
+                            return (n, Card(entry: entry, manifest: manifest, settings: engine.configuration.settings,
+                                            cached: engine.cache.contains))
                         } catch ServeEngine.Failure.gone {
                             return (n, nil)
                         } catch {
@@ -395,10 +396,11 @@ public struct FeedServer: Sendable {
                     // Anything but a message of the page's shapes, with every number in its bounds, is ignored.
                     guard case .text(let text) = message, let said = ViewerMessage.parse(text) else { continue }
                     switch said {
-                    case .hello(let width, let height, let rendition, let bandwidth):
-                        hub.hello(viewer, width: width, height: height, rendition: rendition, bandwidth: bandwidth)
-                    case .at(let index, let item, let time):
-                        let answer = await hub.move(viewer, to: index, item: item, time: time)
+                    case .hello(let width, let height, let rendition, let bandwidth, let codec):
+                        hub.hello(viewer, width: width, height: height, rendition: rendition, bandwidth: bandwidth,
+                                  codec: codec)
+                    case .at(let index, let item, let time, let codec):
+                        let answer = await hub.move(viewer, to: index, item: item, time: time, playing: codec)
                         if let hit = answer.hit {
                             try await outbound.write(.text(String(decoding: try encoder.encode(
                                 SwipeReply(index: index, item: item, hit: hit)), as: UTF8.self)))
@@ -445,11 +447,13 @@ public struct FeedServer: Sendable {
 /// What a viewer's page says over the WebSocket, parsed with every number bounded: an index the server could never
 /// list, a time past a day, a box past 16384 pixels or a rendition name past 64 bytes is not a message.
 enum ViewerMessage: Equatable {
-    /// The page's box in device pixels, the rendition it plays, and the most bits per second its network affords
-    /// (its bandwidth estimate times a safety factor; nil: no cap).
-    case hello(width: Int?, height: Int?, rendition: String?, bandwidth: Int? = nil)
-    /// The viewer is at `index` (the item `item`, when said) with its playhead at `time` seconds.
-    case at(index: Int, item: String?, time: Double)
+    /// The page's box in device pixels, the rendition it plays, the most bits per second its network affords
+    /// (its bandwidth estimate times a safety factor; nil: no cap), and the video codec it plays where an item has
+    /// renditions of it (`h264`, `av1`: what its `MediaSource.isTypeSupported` said; nil: H.264).
+    case hello(width: Int?, height: Int?, rendition: String?, bandwidth: Int? = nil, codec: VideoCodec? = nil)
+    /// The viewer is at `index` (the item `item`, when said) with its playhead at `time` seconds, its card playing
+    /// renditions of `codec` (when said: a card shown at once plays the H.264 ladder until its AV1 set is made).
+    case at(index: Int, item: String?, time: Double, codec: VideoCodec? = nil)
 
     /// Indices at most this (the listing's cursors stop there too).
     static let maxIndex = 999_999_999
@@ -469,6 +473,13 @@ enum ViewerMessage: Equatable {
         var rendition: String?
         var item: String?
         var bandwidth: Double?
+        var codec: String?
+    }
+
+    /// A message's `codec`: nil when absent (`.some(nil)`), the codec when known, and nil (not a message) otherwise.
+    private static func codec(_ name: String?) -> VideoCodec?? {
+        guard let name else { return .some(nil) }
+        return VideoCodec(rawValue: name).map { .some($0) }
     }
 
     /// The message in `text`, or nil.
@@ -480,14 +491,16 @@ enum ViewerMessage: Equatable {
             if let height = raw.height, !(1...maxSide).contains(height) { return nil }
             if let rendition = raw.rendition, rendition.utf8.count > 64 { return nil }
             if let bandwidth = raw.bandwidth, !(bandwidth >= 1 && bandwidth <= maxBandwidth) { return nil }
+            guard let codec = codec(raw.codec) else { return nil }
             return .hello(width: raw.width, height: raw.height, rendition: raw.rendition,
-                          bandwidth: raw.bandwidth.map { Int($0) })
+                          bandwidth: raw.bandwidth.map { Int($0) }, codec: codec)
         case "at":
             guard let index = raw.index, (0...maxIndex).contains(index) else { return nil }
             let time = raw.time ?? 0
             guard time.isFinite, (0...maxTime).contains(time) else { return nil }
             if let item = raw.item, item.isEmpty || item.utf8.count > maxItemBytes { return nil }
-            return .at(index: index, item: raw.item, time: time)
+            guard let codec = codec(raw.codec) else { return nil }
+            return .at(index: index, item: raw.item, time: time, codec: codec)
         default:
             return nil
         }

@@ -22,6 +22,8 @@ struct ListingPage: Encodable {
 struct Card: Encodable {
     struct Rendition: Encodable {
         var name: String
+        /// `h264` or `av1`: the page plays one codec's renditions per item (the AV1 ones where its MSE takes them).
+        var codec: String
         var width: Int
         var height: Int
         var codecs: String
@@ -32,9 +34,13 @@ struct Card: Encodable {
         var segments: [String]
         var segmentDurations: [Double]
         var mp4: String?
+        /// For an AV1 rendition (made on demand): whether its first segment was made when the card was answered. The
+        /// page starts a card it shows at once on its AV1 renditions only when this is true (a cold item's AV1 first
+        /// segment would keep the viewer waiting), else on the H.264 ladder, made with the manifest.
+        var ready: Bool?
 
         enum CodingKeys: String, CodingKey {
-            case name, width, height, codecs, mime, bandwidth, segments, mp4
+            case name, codec, width, height, codecs, mime, bandwidth, segments, mp4, ready
             case initialization = "init"
             case segmentDurations = "segment_durations"
         }
@@ -66,8 +72,9 @@ struct Card: Encodable {
         case hasAudio = "has_audio"
     }
 
-    /// The card of a playable item.
-    init(entry: ServedCatalog.Entry, manifest: ItemManifest, settings: TranscodeSettings) {
+    /// The card of a playable item; `cached` says whether a cache key's file is made (an AV1 rendition's `ready`).
+    init(entry: ServedCatalog.Entry, manifest: ItemManifest, settings: TranscodeSettings,
+         cached: (String) -> Bool) {
         index = entry.index
         publicID = entry.item.publicID
         createdAt = Card.date(entry.item.createdAt)
@@ -87,15 +94,21 @@ struct Card: Encodable {
         let durations = manifest.segmentDurations.prefix(listed).map { ($0 * 1000).rounded() / 1000 }
         // The peak rate a player needs: the video's VBV cap and the audio's rate (as the master playlist says).
         let audio = plan.hasAudio ? settings.audioBitrate : 0
-        renditions = plan.renditions.enumerated().map { r, rendition in
+        // An AV1 rendition is listed at its H.264 twin's peak rate: it is encoded without a cap, and over 11 real
+        // clips its peak segment rate was 0.31-1.07 times the twin's (median 0.77; docs/serve.md).
+        renditions = plan.renditions.enumerated().compactMap { r, rendition in
             let codecs = manifest.codecs.indices.contains(r) ? manifest.codecs[r] : "avc1.640028"
+            // A manifest without an AV1 rendition's codecs string cannot list it.
+            guard !codecs.isEmpty else { return nil }
             let name = Card.encode(rendition.name)
             return Rendition(
-                name: rendition.name, width: rendition.width, height: rendition.height, codecs: codecs,
+                name: rendition.name, codec: rendition.videoCodec.rawValue, width: rendition.width,
+                height: rendition.height, codecs: codecs,
                 mime: "video/mp4; codecs=\"\(codecs)\"", bandwidth: rendition.maxBitrate + audio,
                 initialization: base + name + "/init.mp4",
                 segments: (0..<listed).map { base + name + "/seg-\($0).m4s" },
-                segmentDurations: durations, mp4: settings.makesMP4 ? base + name + ".mp4" : nil)
+                segmentDurations: durations, mp4: settings.makesMP4 ? base + name + ".mp4" : nil,
+                ready: rendition.videoCodec == .h264 ? nil : cached("\(entry.folder)/\(rendition.name)/seg-0.m4s"))
         }
     }
 

@@ -130,15 +130,25 @@ extension ServeEngine {
         }
         switch key.artifact {
         case .manifest:
-            // Every rendition's init and first segment from one pass over the item's first second (one decode for
-            // all of them): the listing needs every codecs string, and viewers ask for first segments next.
-            var codecs: [String] = []
-            for (r, first) in try transcoder.firstSegments().enumerated() {
-                codecs.append(first.codecs)
+            // The ladder's inits and first segments from one pass over the item's first second (one decode for all
+            // of them): the listing needs every codecs string, and viewers ask for first segments next. An AV1
+            // rendition is listed with the codecs string its encoder will write (its level follows from the size
+            // and frame rate its H.264 twin was encoded at) and made only when a viewer asks for it: its first
+            // segment takes about twice the H.264 one's time (docs/benchmarks.md), which a cold listing cannot wait.
+            let ladder = plan.renditions(of: .h264)
+            var codecs = [String](repeating: "", count: plan.renditions.count)
+            for (r, first) in zip(ladder, try transcoder.firstSegments(renditions: ladder)) {
+                codecs[r] = first.codecs
                 let base = "\(folder)/\(plan.renditions[r].name)/"
                 made.files.append(.init(key: base + "init.mp4", bytes: first.initialization, onlyIfMissing: true))
                 made.files.append(.init(key: base + "seg-0.m4s", bytes: first.media, onlyIfMissing: true,
                                         isFirstSegment: true))
+            }
+            for r in plan.renditions.indices where codecs[r].isEmpty {
+                guard let listed = transcoder.listedCodecs(rendition: r) else {
+                    throw Failure.failed("\(folder): no codecs string for rendition \(plan.renditions[r].name)")
+                }
+                codecs[r] = listed
             }
             let manifest = ItemManifest(plan: plan, codecs: codecs, origin: transcoder.origin)
             let encoder = JSONEncoder()
@@ -173,15 +183,17 @@ extension ServeEngine {
         case .segments(let k):
             // One pass for every rendition when the manifest's origin serves (it does once the manifest is made, and
             // its inits are cached with it), else one by one.
+            // The ladder's renditions (``ItemManifest/ladder``): an AV1 one is made only when asked for.
+            let ladder = plan.renditions(of: .h264)
             if let origin = knownManifest(folder)?.origin,
-               plan.renditions.allSatisfy({ cache.contains("\(folder)/\($0.name)/init.mp4") }),
-               let all = try transcoder.mediaSegments(k, origin: origin) {
-                for (r, segment) in all.enumerated() {
+               ladder.allSatisfy({ cache.contains("\(folder)/\(plan.renditions[$0].name)/init.mp4") }),
+               let all = try transcoder.mediaSegments(k, origin: origin, renditions: ladder) {
+                for (r, segment) in zip(ladder, all) {
                     made.files.append(.init(key: "\(folder)/\(plan.renditions[r].name)/seg-\(k).m4s", bytes: segment.media,
                                             onlyIfMissing: true))
                 }
             } else {
-                for r in plan.renditions.indices {
+                for r in ladder {
                     let segment = try transcoder.segment(k, rendition: r)
                     let base = "\(folder)/\(plan.renditions[r].name)/"
                     made.files.append(.init(key: base + "init.mp4", bytes: segment.initialization, onlyIfMissing: true))

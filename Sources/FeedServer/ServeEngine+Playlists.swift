@@ -15,17 +15,19 @@ extension ServeEngine {
 
     /// The text of the playlist `file` of an item with `manifest`; nil when the item has no such playlist.
     ///
-    /// The multivariant playlist lists the renditions largest first (players without a bandwidth estimate start
-    /// with the first); `BANDWIDTH` is the rendition's VBV cap plus the audio rate, a peak no segment exceeds by
-    /// design (no `AVERAGE-BANDWIDTH`: nothing is measured before the segments are made). A media playlist gives
-    /// each segment's length on the manifest's grid, the last one to the item's end.
+    /// The multivariant playlist lists the H.264 ladder largest first (players without a bandwidth estimate start
+    /// with the first), then the AV1 set (`serve --codecs h264,av1`; a player picks it by its `CODECS`);
+    /// `BANDWIDTH` is the rendition's VBV cap plus the audio rate (an AV1 rendition's twin's: the card's rule), no
+    /// `AVERAGE-BANDWIDTH`: nothing is measured before the segments are made. A media playlist gives each
+    /// segment's length on the manifest's grid, the last one to the item's end.
     func playlist(_ file: String, manifest: ItemManifest) -> String? {
         let plan = manifest.plan
         guard configuration.settings.makesSegments, !plan.renditions.isEmpty else { return nil }
         if file == "master.m3u8" {
             let audio = plan.hasAudio ? configuration.settings.audioBitrate : 0
-            return HLSPlaylist.multivariant(plan.renditions.enumerated().map { r, rendition in
+            return HLSPlaylist.multivariant(plan.renditions.enumerated().compactMap { r, rendition in
                 let codecs = manifest.codecs.indices.contains(r) ? manifest.codecs[r] : "avc1.640028"
+                guard !codecs.isEmpty else { return nil }
                 return (uri: Self.pathComponent(rendition.name) + "/index.m3u8", bandwidth: rendition.maxBitrate + audio,
                         averageBandwidth: 0, width: rendition.width, height: rendition.height, codecs: codecs)
             })
@@ -109,14 +111,16 @@ extension ServeEngine {
     }
 
     /// A player read the media playlists of two renditions or more of `folder` (ffmpeg's HLS demuxer opens every
-    /// variant and reads two segments of each before its first picture): the second segment of every rendition is
-    /// made in one pass (one decode for all of them) instead of one job per rendition, one after the other; the
+    /// variant and reads two segments of each before its first picture): the second segment of every rendition of
+    /// the H.264 ladder (``ItemManifest/ladder``; an AV1 one is made when asked for) is made in one pass (one decode for all of them) instead of one job per rendition, one after the other; the
     /// single-rendition read-ahead of its streams is dropped. A player that plays one variant (AVPlayer, ExoPlayer,
     /// GStreamer) keeps the single segment, made sooner. Returns whether it did.
     private func everyVariant(folder: String, manifest: ItemManifest) -> Bool {
         let streams = readers.withLock { $0.streams(of: folder) }
         guard streams.count >= 2, manifest.plan.segmentCount > 1, !manifest.plan.isStill else { return false }
-        if manifest.plan.renditions.allSatisfy({ cache.contains("\(folder)/\($0.name)/seg-1.m4s") }) { return false }
+        if manifest.ladder.allSatisfy({ cache.contains("\(folder)/\(manifest.plan.renditions[$0].name)/seg-1.m4s") }) {
+            return false
+        }
         for stream in streams { pool.want(viewer: stream, [:]) }
         let (viewer, forgotten) = readers.withLock { $0.viewer(for: "\u{0}" + folder, registering: true) }
         if let forgotten { pool.want(viewer: forgotten, [:]) }

@@ -22,27 +22,42 @@ public struct ItemManifest: Sendable, Codable, Equatable {
     /// The index of the rendition named `name`.
     public func rendition(named name: String) -> Int? { plan.renditions.firstIndex { $0.name == name } }
 
-    /// The rendition a viewer with a `width`×`height` box plays: the smallest that covers the box in either
-    /// dimension, else the largest. The page applies the same rule.
-    public func rendition(forBox width: Int, _ height: Int) -> Int {
-        let renditions = plan.renditions
-        guard !renditions.isEmpty else { return 0 }
-        for r in renditions.indices.reversed() where renditions[r].width >= width || renditions[r].height >= height {
-            return r
-        }
-        return 0
+    /// The renditions a viewer that plays `codec` chooses among, in the plan's order (largest first): the item's
+    /// renditions of that codec, or its H.264 ones when it has none (a server without the AV1 set, an AV1 viewer).
+    public func renditions(playing codec: VideoCodec) -> [Int] {
+        let own = plan.renditions(of: codec)
+        return own.isEmpty ? plan.renditions(of: .h264) : own
     }
 
-    /// The rendition for a `width`×`height` box (``rendition(forBox:_:)``) on a network that affords `bandwidth`
-    /// bits per second: that one, or the largest below it whose peak rate (its VBV cap plus `audio`) fits, else the
-    /// smallest. The page applies the same rule with its bandwidth estimate (`util.js` pickRendition).
-    public func rendition(forBox width: Int, _ height: Int, within bandwidth: Int?, audio: Int) -> Int {
-        let box = rendition(forBox: width, height)
+    /// The renditions made with the manifest (each one's init and first segment) and by a pass over every rendition
+    /// (``Artifact/segments(index:)``): the H.264 ladder. An AV1 rendition is made only when asked for (its encoder
+    /// is the slower), by a viewer that plays AV1.
+    public var ladder: [Int] { renditions(playing: .h264) }
+
+    /// The rendition a viewer with a `width`×`height` box plays among those of `codec`
+    /// (``renditions(playing:)``): the smallest that covers the box in either dimension, else the largest. The page
+    /// applies the same rule.
+    public func rendition(forBox width: Int, _ height: Int, codec: VideoCodec = .h264) -> Int {
+        let family = renditions(playing: codec)
+        guard let largest = family.first else { return 0 }
+        for r in family.reversed()
+            where plan.renditions[r].width >= width || plan.renditions[r].height >= height {
+            return r
+        }
+        return largest
+    }
+
+    /// The rendition for a `width`×`height` box (``rendition(forBox:_:codec:)``) on a network that affords
+    /// `bandwidth` bits per second: that one, or the largest below it whose peak rate (its VBV cap plus `audio`)
+    /// fits, else the smallest. The page applies the same rule with its bandwidth estimate (`util.js` pickRendition).
+    public func rendition(forBox width: Int, _ height: Int, within bandwidth: Int?, audio: Int,
+                          codec: VideoCodec = .h264) -> Int {
+        let box = rendition(forBox: width, height, codec: codec)
         guard let bandwidth else { return box }
-        let renditions = plan.renditions
+        let family = renditions(playing: codec)
         // Largest first: the first at or below the box's rendition that fits.
-        for r in box..<renditions.count where renditions[r].maxBitrate + audio <= bandwidth { return r }
-        return max(box, renditions.count - 1)
+        let below = family.drop { $0 != box }
+        return below.first { plan.renditions[$0].maxBitrate + audio <= bandwidth } ?? below.last ?? box
     }
 
     /// Each segment's length in seconds.
@@ -289,7 +304,7 @@ public final class ServeEngine: Sendable {
         // over every rendition is making (``readAhead(folder:file:)``) comes from that pass.
         for _ in 0..<3 {
             if let opened = open(key) { return opened }
-            if case .segment(_, let k) = artifact,
+            if case .segment(let r, let k) = artifact, knownManifest(folder)?.ladder.contains(r) ?? true,
                pool.state(of: JobKey(folder: folder, artifact: .segments(index: k))) != nil {
                 try await waitFor(JobKey(folder: folder, artifact: .segments(index: k)), item: entry.item.publicID)
                 if let opened = open(key) { return opened }

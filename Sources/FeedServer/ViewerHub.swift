@@ -1,6 +1,7 @@
 import EngineSupport
 import Feed
 import Foundation
+import Media
 import Prefetch
 
 /// Every connected viewer's position, turned into prefetch work on the shared pool by the live engine's own
@@ -11,7 +12,7 @@ import Prefetch
 ///
 /// | stage | made ahead |
 /// | --- | --- |
-/// | `probed` | the manifest (plan, codecs; with it every rendition's init and first segment) |
+/// | `probed` | the manifest (plan, codecs; with it the H.264 ladder's inits and first segments) |
 /// | `firstFrame` | + the poster and the viewer's rendition's first segment |
 /// | `buffered(s)` | + the segments from the playhead to `s` seconds past it (at least the next one) |
 ///
@@ -34,12 +35,17 @@ public final class ViewerHub: Sendable {
         var rendition: String? = nil
         /// The most bits per second the page's network affords (its estimate, with its margin), when it said.
         var bandwidth: Int? = nil
+        /// The video codec the page plays where an item has renditions of it (``ItemManifest/renditions(playing:)``).
+        var codec: VideoCodec = .h264
         /// Where the viewer is and its recent swipes (nil until it first says where it is): moved by
         /// ``FeedPosition``'s rule, as FeedPlayer and PolicyLab move their viewers.
         var position: FeedPosition? = nil
         /// The public ID on screen, when the page said it (positions move as a watched feed changes).
         var currentItem: String? = nil
         var time: Double = 0
+        /// The codec the card on screen plays, when the page said (it may play the H.264 ladder of an item whose AV1
+        /// set was not made when it was shown).
+        var playing: VideoCodec? = nil
     }
 
     let engine: ServeEngine
@@ -83,10 +89,12 @@ public final class ViewerHub: Sendable {
         engine.metrics.viewers.set(Double(viewers.withLock { $0.count }))
     }
 
-    /// The viewer's display box in device pixels, the rendition it plays by name, and the bits per second its
-    /// network affords, when it says: they decide which rendition's segments are made ahead for it (the box, by the
-    /// page's own rule, when it is given, capped by the bandwidth as the page caps it).
-    public func hello(_ viewer: Int, width: Int?, height: Int?, rendition: String?, bandwidth: Int? = nil) {
+    /// The viewer's display box in device pixels, the rendition it plays by name, the bits per second its network
+    /// affords, and the video codec it plays, when it says: they decide which rendition's segments are made ahead
+    /// for it (the box, by the page's own rule, when it is given, among the renditions of its codec, capped by the
+    /// bandwidth as the page caps it). A viewer that says `av1` has an item's AV1 renditions made ahead for it.
+    public func hello(_ viewer: Int, width: Int?, height: Int?, rendition: String?, bandwidth: Int? = nil,
+                      codec: VideoCodec? = nil) {
         viewers.withLock { v in
             if let width, let height {
                 v[viewer]?.box = (max(1, width), max(1, height))
@@ -94,23 +102,28 @@ public final class ViewerHub: Sendable {
             }
             if let rendition { v[viewer]?.rendition = rendition }
             v[viewer]?.bandwidth = bandwidth
+            v[viewer]?.codec = codec ?? .h264
         }
     }
 
     /// The rendition `viewer` plays of an item with `manifest`: by the box rule the page applies per item when the
-    /// box is known; else the one it named, when the item has it; else the one for the default box.
-    private func rendition(_ manifest: ItemManifest, for viewer: Viewer) -> Int {
+    /// box is known (among the renditions of `codec`, else of the codec the viewer plays); else the one it named,
+    /// when the item has it; else the one for the default box.
+    private func rendition(_ manifest: ItemManifest, for viewer: Viewer, codec: VideoCodec? = nil) -> Int {
         if !viewer.knowsBox, let named = viewer.rendition.flatMap(manifest.rendition(named:)) { return named }
         let audio = manifest.plan.hasAudio ? engine.configuration.settings.audioBitrate : 0
-        return manifest.rendition(forBox: viewer.box.width, viewer.box.height, within: viewer.bandwidth, audio: audio)
+        return manifest.rendition(forBox: viewer.box.width, viewer.box.height, within: viewer.bandwidth, audio: audio,
+                                  codec: codec ?? viewer.codec)
     }
 
     /// The viewer is at `index` with its playhead at `time` seconds: re-plans its prefetch, and tells whether a
     /// move to a new item found it ready.
     ///
     /// With `item` (the public ID on screen), the viewer is placed where that item is now (`index` is a hint, used
-    /// when the item is not listed).
-    public func move(_ viewer: Int, to hint: Int, item: String? = nil, time: Double) async -> Answer {
+    /// when the item is not listed). With `playing`, the card on screen plays that codec: its segments made ahead
+    /// are of that codec's rendition (a card shown before its AV1 set was made plays the H.264 ladder).
+    public func move(_ viewer: Int, to hint: Int, item: String? = nil, time: Double,
+                     playing: VideoCodec? = nil) async -> Answer {
         // An index past any the server lists (``ViewerMessage/maxIndex``) plans nothing and is not remembered.
         guard (0...ViewerMessage.maxIndex).contains(hint) else { return Answer(hit: nil, window: []) }
         let catalog = engine.catalog
@@ -139,6 +152,8 @@ public final class ViewerHub: Sendable {
             state.position = position
             state.currentItem = item
             if time.isFinite { state.time = max(0, time) }
+            // What the card on screen plays: said with this position, or kept from before for the same item.
+            if playing != nil || moved { state.playing = playing }
             v[viewer] = state
             return (state, position, moved)
         }
@@ -172,7 +187,7 @@ public final class ViewerHub: Sendable {
             if !engine.cache.contains(folder + "/poster.jpg") {
                 want(JobKey(folder: folder, artifact: .poster), request.priority)
             }
-            let r = rendition(manifest, for: seen.viewer)
+            let r = rendition(manifest, for: seen.viewer, codec: request.index == index ? seen.viewer.playing : nil)
             var segments = 0...0
             if case .buffered(let ahead) = request.stage {
                 let grid = manifest.plan.grid

@@ -65,7 +65,6 @@ struct ServeCommand: ParsableCommand {
     var logLevel: String = "info"
 
     func validate() throws {
-        try rendition.requireH264Only("serve")
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0-65535.") }
         if let workers { try NumberRules.count(workers, "--workers", max: NumberRules.maxThreads) }
         try NumberRules.timeLimit(jobTimeLimit, "--job-time-limit")

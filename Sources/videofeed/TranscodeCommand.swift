@@ -50,7 +50,8 @@ struct RenditionOptions: ParsableArguments {
 
     @Option(help: """
         The renditions' video codecs, each a rendition per ladder box: h264, or h264,av1 for an AV1 set beside \
-        the H.264 ladder (SVT-AV1; named <box>-av1).
+        the H.264 ladder (SVT-AV1; named <box>-av1). serve lists the AV1 set and makes it only for the viewers \
+        that play AV1, never on a cold item's listing.
         """)
     var codecs: String = "h264"
 
@@ -125,14 +126,13 @@ struct RenditionOptions: ParsableArguments {
         return boxes
     }
 
-    /// Throws unless the codecs are H.264 alone: `serve` (and what models it) makes no AV1 on demand. An AV1
-    /// segment takes about twice an H.264 one's time cold (docs/benchmarks.md), and a cold item's listing makes
-    /// every rendition's first segment; the batch makes the AV1 set (`transcode --codecs h264,av1`).
+    /// Throws unless the codecs are H.264 alone: what models serving (`simulate serve`, `calibrate --serve`) has
+    /// costs for the H.264 ladder only, where `serve --codecs h264,av1` also makes AV1 segments for the viewers
+    /// that play them.
     func requireH264Only(_ command: String) throws {
         guard Self.codecs(codecs) == [.h264] else {
             throw ValidationError("""
-                \(command) makes H.264 renditions only (an AV1 segment takes about twice as long cold); make the AV1 \
-                set with `videofeed transcode --codecs h264,av1`.
+                \(command) models the H.264 ladder only (no costs for AV1 segments yet); leave --codecs at h264.
                 """)
         }
     }

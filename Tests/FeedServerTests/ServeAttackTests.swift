@@ -338,7 +338,8 @@ import Glibc
         manifest.plan.duration = 143_165
         manifest.plan.lastFrameStart = 143_164
         #expect(manifest.plan.segmentCount > 70_000)
-        let card = Card(entry: entry, manifest: manifest, settings: server.engine.configuration.settings)
+        let card = Card(entry: entry, manifest: manifest, settings: server.engine.configuration.settings,
+                        cached: server.engine.cache.contains)
         for rendition in try #require(card.renditions) {
             #expect(rendition.segments.count == Card.maxListedSegments)
             #expect(rendition.segmentDurations.count == rendition.segments.count)

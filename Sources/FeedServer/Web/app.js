@@ -77,7 +77,7 @@ function moved(card, source, t0) {
   if (card.gone) shownRemoved(card);
   muteButton.classList.toggle('silent', card.item.has_audio === false);   // no sound to unmute
   sayHello(card);
-  socket.at(index, card.item.public_id, 0);
+  socket.at(index, card.item.public_id, 0, card.rendition ? card.rendition.codec || null : null);
   const id = encodeURIComponent(card.item.public_id).replace(/%2F/gi, '/');
   history.replaceState(null, '', `#i=${index}&item=${id}`);
   overlay.render();
@@ -101,9 +101,10 @@ function shownRemoved(card) {
   if (!state.removed.includes(card.item.public_id)) state.removed.push(card.item.public_id);
 }
 
-/** `hello` names the rendition this viewer plays (for the first playable item seen), its box in device pixels, and
- *  what its network affords: the peak rate of the rung a new card would start with when that is below the box's
- *  rung (the server makes that rung ahead, by the same rule), else nothing. Sent again when any of them changes. */
+/** `hello` names the rendition this viewer plays (for the first playable item seen) and its codec (`av1` where the
+ *  card plays its AV1 renditions: the server then makes those ahead), its box in device pixels, and what its network
+ *  affords: the peak rate of the rung a new card would start with when that is below the box's rung (the server
+ *  makes that rung ahead, by the same rule), else nothing. Sent again when any of them changes. */
 function sayHello(card) {
   if (!card) return;
   const box = view.box();
@@ -113,9 +114,10 @@ function sayHello(card) {
   const r = source && pickRendition(source.renditions, box.w, box.h);
   const capped = source && pickRendition(source.renditions, box.w, box.h, meter.estimate * START_FACTOR);
   const bandwidth = capped && r && capped !== r && capped.bandwidth > 0 ? capped.bandwidth : null;
+  const codec = r && r.codec ? r.codec : null;
   if (state.hello && state.hello.width === box.w && state.hello.height === box.h && (state.hello.rendition || !r)
-      && state.hello.bandwidth === bandwidth) return;
-  state.hello = { type: 'hello', rendition: r ? r.name : null, width: box.w, height: box.h, bandwidth };
+      && state.hello.bandwidth === bandwidth && (state.hello.codec === codec || !r)) return;
+  state.hello = { type: 'hello', rendition: r ? r.name : null, width: box.w, height: box.h, bandwidth, codec };
   socket.hello(state.hello);
 }
 // A new estimate may change the rung new cards start with: the server's prefetch follows.
@@ -191,7 +193,9 @@ settings.setMuted(true);
 // About once a second while playing, the playhead for the server's prefetch.
 setInterval(() => {
   const card = view.card;
-  if (card && card.playing) socket.at(view.indexAt(card.pos), card.item.public_id, card.time);
+  if (card && card.playing) {
+    socket.at(view.indexAt(card.pos), card.item.public_id, card.time, card.rendition ? card.rendition.codec || null : null);
+  }
 }, 1000);
 
 // A hidden tab pauses the current card; coming back resumes it (unless the viewer paused it).

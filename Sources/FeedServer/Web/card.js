@@ -41,7 +41,7 @@
 // with play(), the first frame is decoded and presented after the swipe, within one or two display frames at any
 // frame rate (scripts/rvfc-probe.py, modes `mse` and `append`; docs/benchmarks.md). The viewer sees the same picture
 // meanwhile: the poster is the first frame.
-import { area, MediaSourceClass, pickRendition, relativeTime, segmentTimes } from './util.js';
+import { area, MediaSourceClass, pickRendition, playable, relativeTime, sameCodec, segmentTimes } from './util.js';
 import { KEEP_FACTOR, meter, START_FACTOR, UP_FACTOR } from './abr.js';
 
 const AHEAD_S = 4;                 // seconds appended ahead of the playhead while playing (two 2 s segments)
@@ -149,8 +149,9 @@ export class Card {
     if (this.item.pending) return this.fillPending();
     if (!MediaSourceClass) return this.fail('this browser has no Media Source Extensions');
     const { w, h } = this.env.box();
-    // The rung the box asks for, within what the network's estimate affords (chosen again on every attach).
-    const r = pickRendition(this.item.renditions, w, h, meter.estimate * START_FACTOR);
+    // The rung the box asks for, within what the network's estimate affords (chosen again on every attach); a
+    // card shown at once plays the H.264 ladder while its AV1 set is not made (util.js pickRendition).
+    const r = pickRendition(this.item.renditions, w, h, meter.estimate * START_FACTOR, this.active);
     if (!r) {
       const mimes = (this.item.renditions || []).map(x => x.mime).join(', ') || 'no renditions';
       return this.fail(`no rendition this browser can play (${mimes})`);
@@ -319,8 +320,8 @@ export class Card {
     // The next segment is here already (fetched ahead at this rung): play it, decide at the boundary after.
     if (m.early.has(this.rendition.segments[m.next])) return false;
     const { w, h } = this.env.box();
-    const renditions = this.item.renditions;
     const playing = this.rendition;
+    const renditions = sameCodec(this.item.renditions, playing);
     let want = playing;
     const keep = pickRendition(renditions, w, h, meter.estimate * KEEP_FACTOR);
     if (keep && area(keep) < area(playing)) want = keep;
@@ -351,7 +352,7 @@ export class Card {
    *  within ABANDON_AHEAD_S of the end of what is buffered and, at the rate its bytes have come so far, the rest
    *  would arrive after that. The fetch is aborted; what came so far counted in the estimate. */
   getPlaying(m, url, k) {
-    const renditions = (this.item.renditions || []).filter(r => r.mime && r.segments);
+    const renditions = playable(sameCodec(this.item.renditions, this.rendition)).filter(r => r.mime && r.segments);
     const smallest = renditions.reduce((a, r) => (!a || area(r) < area(a) ? r : a), null);
     const p = this.get(m, url);
     if (!smallest || smallest === this.rendition) return p;

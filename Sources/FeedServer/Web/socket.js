@@ -67,8 +67,9 @@ export class FeedSocket {
     if (changed) this.flush();
   }
 
-  at(index, item, time) {
-    this.lastAt = { type: 'at', index, item, time: Math.round(time * 1000) / 1000 };
+  /** {type: 'at', index, item, time, codec}: `codec` is what the card on screen plays, once it plays. */
+  at(index, item, time, codec = null) {
+    this.lastAt = { type: 'at', index, item, time: Math.round(time * 1000) / 1000, codec };
     if (this.open && this.helloMsg) this.ws.send(JSON.stringify(this.lastAt));
   }
 }

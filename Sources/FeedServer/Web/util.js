@@ -1,6 +1,6 @@
 // util.js — small helpers shared by the page's modules: relative dates ("3 days ago"), the rendition a card plays
-// (the smallest one at least as large as the box it is shown in, else the largest; capped by what the network
-// affords), and the MediaSource constructor this browser has.
+// (AV1 where this browser's MSE takes it, else H.264; the smallest one at least as large as the box it is shown in,
+// else the largest; capped by what the network affords), and the MediaSource constructor this browser has.
 
 /** MediaSource, or ManagedMediaSource (Safari 17+ on iPhone), or null when the browser has neither. */
 export const MediaSourceClass = window.ManagedMediaSource || window.MediaSource || null;
@@ -26,14 +26,41 @@ export function canPlay(rendition) {
 }
 
 /**
- * The rendition to play in a box of `w`x`h` device pixels: the smallest supported one at least as large as the
- * picture will be shown (object-fit: contain, so the rendition covers the box's width or its height), else the
+ * The renditions a card chooses among: its AV1 ones (`codec: "av1"`, listed by `serve --codecs h264,av1`) when this
+ * browser's MSE takes every one of them, else its supported H.264 ones. One codec per card: a card never switches
+ * codec midway. The server's rule for a viewer that says `codec: "av1"` (ItemManifest.renditions(playing:)).
+ * With `h264`, the H.264 ones whatever the browser takes.
+ */
+export function playable(renditions, h264 = false) {
+  const all = renditions || [];
+  const av1 = all.filter(r => r.codec === 'av1');
+  if (!h264 && av1.length && av1.every(canPlay)) return av1;
+  return all.filter(r => r.codec !== 'av1' && canPlay(r));
+}
+
+/** The renditions of `renditions` of the codec `r` is of: a card switches rung within its codec, never across. */
+export function sameCodec(renditions, r) {
+  const codec = (r && r.codec) || 'h264';
+  return (renditions || []).filter(x => (x.codec || 'h264') === codec);
+}
+
+/**
+ * The rendition to play in a box of `w`x`h` device pixels, among the `playable` ones: the smallest at least as large
+ * as the picture will be shown (object-fit: contain, so the rendition covers the box's width or its height), else the
  * largest. With `bps` (what the network affords, bits per second), that one or the largest below it whose
  * `bandwidth` (its peak rate) fits, else the smallest: the server's rule for the same box and bandwidth
- * (ItemManifest.rendition(forBox:_:within:audio:)). null when none is supported.
+ * (ItemManifest.rendition(forBox:_:within:audio:codec:)). With `now` (a card shown at once, not ahead of a swipe),
+ * an AV1 rendition whose first segment was not made when the card was listed (`ready: false`: the server makes AV1
+ * on demand, and a cold item's AV1 first segment takes about twice the H.264 one's time) gives way to the H.264
+ * ladder, made with the card. null when none is supported.
  */
-export function pickRendition(renditions, w, h, bps = null) {
-  const ok = (renditions || []).filter(canPlay);
+export function pickRendition(renditions, w, h, bps = null, now = false) {
+  const chosen = pickAmong(playable(renditions), w, h, bps);
+  if (now && chosen && chosen.ready === false) return pickAmong(playable(renditions, true), w, h, bps);
+  return chosen;
+}
+
+function pickAmong(ok, w, h, bps) {
   if (!ok.length) return null;
   const large = ok.filter(r => r.width >= w || r.height >= h).sort((a, b) => area(a) - area(b));
   const box = large[0] || ok.slice().sort((a, b) => area(b) - area(a))[0];
