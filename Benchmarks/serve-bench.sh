@@ -18,12 +18,14 @@
 #    feed for COLD_JUMPS cold jumps (#i=N) after the script listed the whole feed (pending=1: the pages read, no item
 #    prepared: the judged figure is the cold item's, not the listing's); then a third for DEEP_JUMPS jumps with
 #    nothing listed beforehand (a deep link: the page lists its way to the item), reported beside it;
+#    then, with AV1=1, the neighbour swipes and the cold jumps again against `serve --codecs h264,av1` (Chromium
+#    plays the AV1 set, made on demand), reported beside the H.264 figures;
 # 5. load test (scripts/serve-load.py): a fourth `serve` with a fresh cache, VIEWERS viewers for LOAD_SECONDS seconds,
 #    its resident memory sampled through --pid;
 # 6. prints the figures against the targets and writes them (JSON of each part, server logs) into $WORK.
 #
 # Knobs (environment): SWIPES=200 COLD_JUMPS=20 COLD_STRIDE=7 DEEP_JUMPS=6 VIEWERS=20 LOAD_SECONDS=120 SEED=1 ITEMS=16
-# SWIPE_ITEMS=SWIPES+20 COLD_ITEMS=150
+# SWIPE_ITEMS=SWIPES+20 COLD_ITEMS=150 AV1=1 (0: no AV1 series)
 # MEDIA=../shared/media WORK=(mktemp) SKIP_BUILD=1 (use the release binary as built) BIN=path (another videofeed).
 # Exit status: 0 every target met, 1 a target missed or a check failed, 2 the benchmark could not run.
 set -euo pipefail
@@ -40,6 +42,7 @@ SEED=${SEED:-1}
 ITEMS=${ITEMS:-16}
 SWIPE_ITEMS=${SWIPE_ITEMS:-$((SWIPES + 20))}
 COLD_ITEMS=${COLD_ITEMS:-150}
+AV1=${AV1:-1}
 if [ -z "${MEDIA:-}" ]; then  # the checkout's sibling (as `make conformance`), else this machine's copy
     MEDIA=$ROOT/../shared/media
     [ -d "$MEDIA" ] || MEDIA=/work/shared/media
@@ -126,10 +129,11 @@ say "videofeed transcode feed.json --out batch"
 
 # --- servers -----------------------------------------------------------------------------------------------------
 SERVER_PID=
-start_server() {  # NAME FEED: serve FEED on a free port with a fresh cache; sets SERVER_PID and URL
+start_server() {  # NAME FEED [ARG...]: serve FEED (with ARGs) on a free port with a fresh cache; sets SERVER_PID and URL
     local name=$1 feed=$2
+    shift 2
     rm -rf "$WORK/cache-$name"
-    "$B" serve "$feed" --port 0 --cache "$WORK/cache-$name" >"$WORK/serve-$name.out" 2>"$WORK/serve-$name.log" &
+    "$B" serve "$feed" --port 0 --cache "$WORK/cache-$name" "$@" >"$WORK/serve-$name.out" 2>"$WORK/serve-$name.log" &
     SERVER_PID=$!
     SERVER_NAME=$name
     for _ in $(seq 100); do
@@ -167,6 +171,7 @@ set +e
 python3 scripts/serve-swipe-bench.py "$URL" --swipes "$SWIPES" --cold-jumps 0 --seed "$SEED" --json "$WORK/swipe.json"
 SWIPE_STATUS=$?
 set -e
+grep VmHWM "/proc/$SERVER_PID/status" >"$WORK/swipe.hwm" 2>/dev/null || true
 stop_server
 [ "$SWIPE_STATUS" -le 1 ] || { echo "serve-bench: the swipe benchmark could not run (status $SWIPE_STATUS); going on" >&2; rm -f "$WORK/swipe.json"; }
 
@@ -177,6 +182,7 @@ python3 scripts/serve-swipe-bench.py "$URL" --swipes 0 --cold-jumps "$COLD_JUMPS
     --warm-listing --seed "$SEED" --json "$WORK/cold.json"
 COLD_STATUS=$?
 set -e
+grep VmHWM "/proc/$SERVER_PID/status" >"$WORK/cold.hwm" 2>/dev/null || true
 stop_server
 [ "$COLD_STATUS" -le 1 ] || { echo "serve-bench: the cold-jump benchmark could not run (status $COLD_STATUS); going on" >&2; rm -f "$WORK/cold.json"; }
 
@@ -187,6 +193,24 @@ if [ "$DEEP_JUMPS" -gt 0 ]; then
     python3 scripts/serve-swipe-bench.py "$URL" --swipes 0 --cold-jumps "$DEEP_JUMPS" --cold-stride "$COLD_STRIDE" \
         --seed "$SEED" --json "$WORK/deep.json"
     set -e
+    stop_server
+fi
+
+# --- 4b. the same with the AV1 set (serve --codecs h264,av1): Chromium plays AV1, made for it on demand -----------
+if [ "$AV1" = 1 ]; then
+    say "AV1 viewer: $SWIPES neighbour swipes, then $COLD_JUMPS cold jumps (serve --codecs h264,av1)"
+    start_server av1-swipe "$WORK/swipe-feed.json" --codecs h264,av1
+    set +e
+    python3 scripts/serve-swipe-bench.py "$URL" --swipes "$SWIPES" --cold-jumps 0 --seed "$SEED" --json "$WORK/av1-swipe.json"
+    set -e
+    grep VmHWM "/proc/$SERVER_PID/status" >"$WORK/av1-swipe.hwm" 2>/dev/null || true
+    stop_server
+    start_server av1-cold "$WORK/cold-feed.json" --codecs h264,av1
+    set +e
+    python3 scripts/serve-swipe-bench.py "$URL" --swipes 0 --cold-jumps "$COLD_JUMPS" --cold-stride "$COLD_STRIDE" \
+        --warm-listing --seed "$SEED" --json "$WORK/av1-cold.json"
+    set -e
+    grep VmHWM "/proc/$SERVER_PID/status" >"$WORK/av1-cold.hwm" 2>/dev/null || true
     stop_server
 fi
 
@@ -249,6 +273,22 @@ print("| judged | target | measured | |")
 print("| --- | --- | --- | --- |")
 for name, target, measured, ok in rows:
     print(f"| {name} | {target} | {measured} | {'met' if ok else 'MISSED' if ok is False else '-'} |")
+hwms = {n: open(os.path.join(work, n + ".hwm")).read().split()[1:2] for n in ("swipe", "cold")
+        if os.path.exists(os.path.join(work, n + ".hwm"))}
+if hwms:
+    print("H.264 servers' VmHWM: " + ", ".join(f"{n} {int(v[0]) // 1024} MiB" for n, v in hwms.items() if v))
+for name, label in (("av1-swipe.json", "neighbour swipes"), ("av1-cold.json", "cold jumps")):
+    part = read(name)
+    if not part:
+        continue
+    key = "neighbour" if name == "av1-swipe.json" else "cold"
+    p = part.get(key) or {}
+    hwm_path = os.path.join(work, name.replace(".json", ".hwm"))
+    hwm = open(hwm_path).read().split()[1:2] if os.path.exists(hwm_path) else []
+    print(f"AV1 viewer (serve --codecs h264,av1), {label} (not judged): p50 {fmt(p.get('p50_ms'))} / p95 "
+          f"{fmt(p.get('p95_ms'))} / max {fmt(p.get('max_ms'))} ms over {p.get('count', 0)} (server hits "
+          f"{p.get('page_hits')}, misses {p.get('page_misses')}); segments asked for by rendition "
+          f"{part.get('segments_by_rendition', '-')}; server VmHWM {int(hwm[0]) // 1024 if hwm else '-'} MiB")
 deep = read("deep.json")
 if deep and deep["cold"].get("count"):
     d = deep["cold"]

@@ -37,6 +37,7 @@ with every swipe. Exit status: 0 measured, 1 some swipes got no first frame, 2 p
 import argparse
 import http.client
 import json
+import re
 import math
 import os
 import random
@@ -141,6 +142,13 @@ class Bench:
         self.args, self.browser = args, browser
         self.first_play_ms = {}
         self.listing_warmed_s = None
+        # Media segments the page asked for, by rendition name (which codec and rung it played).
+        self.segments_by_rendition = {}
+
+    def count_segment(self, url):
+        m = re.search(r"/media/.*/([^/]+)/seg-\d+\.m4s", url)
+        if m:
+            self.segments_by_rendition[m.group(1)] = self.segments_by_rendition.get(m.group(1), 0) + 1
 
     def open(self, url):
         context = self.browser.new_context(viewport={"width": 405, "height": 720}, device_scale_factor=2,
@@ -150,6 +158,7 @@ class Bench:
         console = []
         page.on("console", lambda m: console.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
         page.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
+        page.on("request", lambda r: self.count_segment(r.url))
         page.goto(url, wait_until="load", timeout=self.args.timeout * 1000)
         try:
             page.wait_for_function("() => !!window.videofeed", timeout=self.args.timeout * 1000)
@@ -445,6 +454,7 @@ def main():
         "targets": {"neighbour_p95_ms": 100, "cold_p95_ms": 1500},
         "first_play_after_navigation_ms": bench.first_play_ms,
         "cold_listing_warmed_s": bench.listing_warmed_s,
+        "segments_by_rendition": dict(sorted(bench.segments_by_rendition.items())),
         "console": (neighbour_console + cold_console)[:50],
     }
     n95 = summary["neighbour"].get("p95_ms")
