@@ -97,7 +97,7 @@ struct Card: Encodable {
         // An AV1 rendition is listed at its H.264 twin's peak rate: it is encoded without a cap, and over 11 real
         // clips its peak segment rate was 0.31-1.07 times the twin's (median 0.77; docs/serve.md).
         renditions = plan.renditions.enumerated().compactMap { r, rendition in
-            let codecs = manifest.codecs.indices.contains(r) ? manifest.codecs[r] : "avc1.640028"
+            let codecs = manifest.listedCodecs(r)
             // A manifest without an AV1 rendition's codecs string cannot list it.
             guard !codecs.isEmpty else { return nil }
             let name = Card.encode(rendition.name)

@@ -178,6 +178,8 @@ extension ServeEngine {
             }
             if !segment.initialization.isEmpty {
                 made.files.append(.init(key: initKey, bytes: segment.initialization, onlyIfMissing: true))
+                // A pass from the start ran (an AV1 rendition the manifest did not make): keep what it learnt.
+                if let learnt = transcoder.origin { rememberOrigin(learnt, folder: folder) }
             }
             made.files.append(.init(key: "\(folder)/\(name)/seg-\(k).m4s", bytes: segment.media))
         case .segments(let k):

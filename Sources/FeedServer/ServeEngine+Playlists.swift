@@ -26,7 +26,7 @@ extension ServeEngine {
         if file == "master.m3u8" {
             let audio = plan.hasAudio ? configuration.settings.audioBitrate : 0
             return HLSPlaylist.multivariant(plan.renditions.enumerated().compactMap { r, rendition in
-                let codecs = manifest.codecs.indices.contains(r) ? manifest.codecs[r] : "avc1.640028"
+                let codecs = manifest.listedCodecs(r)
                 guard !codecs.isEmpty else { return nil }
                 return (uri: Self.pathComponent(rendition.name) + "/index.m3u8", bandwidth: rendition.maxBitrate + audio,
                         averageBandwidth: 0, width: rendition.width, height: rendition.height, codecs: codecs)
@@ -98,13 +98,15 @@ extension ServeEngine {
         let (viewer, forgotten) = readers.withLock { $0.viewer(for: stream, registering: registering) }
         if let forgotten { pool.want(viewer: forgotten, [:]) }
         guard let viewer else { return }
-        if registering, everyVariant(folder: folder, manifest: manifest) { return }
+        if registering, manifest.ladder.contains(r), everyVariant(folder: folder, manifest: manifest) { return }
         var wants: [JobKey: Int] = [:]
         for k in from..<min(from + Self.readAheadSegments, manifest.plan.segmentCount) {
             let artifact = Artifact.segment(rendition: r, index: k)
             if let key = cacheKey(folder: folder, artifact: artifact, manifest: manifest), cache.contains(key) { continue }
-            // Being made for every rendition at once (the master playlist was read): that pass makes it.
-            if pool.state(of: JobKey(folder: folder, artifact: .segments(index: k))) != nil { continue }
+            // Being made for every rendition of the ladder at once (the master playlist was read): that pass makes it.
+            if manifest.ladder.contains(r), pool.state(of: JobKey(folder: folder, artifact: .segments(index: k))) != nil {
+                continue
+            }
             wants[JobKey(folder: folder, artifact: artifact)] = 1000 - (k - from)
         }
         pool.want(viewer: viewer, wants)
@@ -116,7 +118,8 @@ extension ServeEngine {
     /// single-rendition read-ahead of its streams is dropped. A player that plays one variant (AVPlayer, ExoPlayer,
     /// GStreamer) keeps the single segment, made sooner. Returns whether it did.
     private func everyVariant(folder: String, manifest: ItemManifest) -> Bool {
-        let streams = readers.withLock { $0.streams(of: folder) }
+        let ladder = Set(manifest.ladder.map { manifest.plan.renditions[$0].name })
+        let streams = readers.withLock { $0.streams(of: folder, named: ladder) }
         guard streams.count >= 2, manifest.plan.segmentCount > 1, !manifest.plan.isStill else { return false }
         if manifest.ladder.allSatisfy({ cache.contains("\(folder)/\(manifest.plan.renditions[$0].name)/seg-1.m4s") }) {
             return false
@@ -154,9 +157,14 @@ extension ServeEngine {
             return (-counter, forgotten)
         }
 
-        /// The viewer ids of the rendition streams of `folder` (not the every-variant read-ahead's).
-        func streams(of folder: String) -> [Int] {
-            ids.compactMap { key, id in key.hasSuffix("\u{0}" + folder) && key != "\u{0}" + folder ? id : nil }
+        /// The viewer ids of the streams of `folder` of the renditions named in `names` (not the every-variant
+        /// read-ahead's).
+        func streams(of folder: String, named names: Set<String>) -> [Int] {
+            ids.compactMap { key, id in
+                guard key.hasSuffix("\u{0}" + folder), key != "\u{0}" + folder,
+                      names.contains(String(key.prefix { $0 != "\u{0}" })) else { return nil }
+                return id
+            }
         }
 
         /// Forgets the streams of `folder` (retired), returning their viewer ids.

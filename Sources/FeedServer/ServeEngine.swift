@@ -9,7 +9,8 @@ import Transcoding
 
 /// What the listing says of an item beyond the feed's own fields, learnt once per version and kept in the cache as
 /// `<folder>/manifest.json`: the transcode plan and each rendition's codecs string (read from its encoder, which is
-/// why every rendition's initialisation segment, and first media segment, are made with it).
+/// why the H.264 ladder's initialisation segments, and first media segments, are made with it; an AV1 rendition's
+/// from the size and rate its H.264 twin was encoded at, ``Transcoder/listedCodecs(rendition:)``).
 public struct ItemManifest: Sendable, Codable, Equatable {
     /// The plan: renditions, display size, duration, segments.
     public var plan: TranscodePlan
@@ -18,6 +19,13 @@ public struct ItemManifest: Sendable, Codable, Equatable {
     /// What the manifest's pass over the item's start learnt: later segments are made without that pass again
     /// (nil for a still, and in manifests from older builds).
     public var origin: TranscodeOrigin?
+
+    /// Rendition `r`'s codecs string as the listing gives it: the manifest's; for a manifest without one, an H.264
+    /// rendition's most general (`avc1.640028`) and an AV1 rendition's none (not listed).
+    func listedCodecs(_ r: Int) -> String {
+        if codecs.indices.contains(r) { return codecs[r] }
+        return plan.renditions.indices.contains(r) && plan.renditions[r].videoCodec == .h264 ? "avc1.640028" : ""
+    }
 
     /// The index of the rendition named `name`.
     public func rendition(named name: String) -> Int? { plan.renditions.firstIndex { $0.name == name } }
@@ -251,6 +259,19 @@ public final class ServeEngine: Sendable {
     /// The manifest of `folder` if it is known without work.
     func knownManifest(_ folder: String) -> ItemManifest? { items.withLock { $0.manifests[folder] } }
 
+    /// Adds what a pass from the item's start learnt (``Transcoder/origin``) of renditions the manifest's origin lacks
+    /// (an AV1 rendition, first made after the manifest) to the manifest kept in memory: that rendition's later
+    /// segments are then made without the pass, as the ladder's are.
+    func rememberOrigin(_ learnt: TranscodeOrigin, folder: String) {
+        items.withLock { items in
+            guard var manifest = items.manifests[folder], var origin = manifest.origin,
+                  origin.display == learnt.display else { return }
+            origin.firstPictureTimes.merge(learnt.firstPictureTimes) { kept, _ in kept }
+            manifest.origin = origin
+            items.manifests[folder] = manifest
+        }
+    }
+
     /// How many folders the engine keeps a source path and a manifest for.
     var itemsHeld: (sources: Int, manifests: Int) { items.withLock { ($0.sources.count, $0.manifests.count) } }
 
@@ -297,7 +318,13 @@ public final class ServeEngine: Sendable {
                 throw pastEnd(file, manifest: manifest, item: entry.item.publicID)
                     ?? Failure.notFound("\(folder)/\(file)")
             }
-            artifact = found
+            // An AV1 rendition's init comes with its first segment (one encoder session for both; the page asks
+            // for them together, the prefetch for the segment).
+            if case .initialization(let r) = found, !manifest.ladder.contains(r) {
+                artifact = .segment(rendition: r, index: 0)
+            } else {
+                artifact = found
+            }
         }
         let key = folder + "/" + file
         // Made, or evicted between the job and the read by another replica's cache: try twice. A segment that a pass

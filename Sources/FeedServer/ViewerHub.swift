@@ -162,7 +162,8 @@ public final class ViewerHub: Sendable {
         // The viewer waits for this item's files: its requests run before those for other items.
         engine.pool.focus(viewer: viewer, on: current?.folder)
         if seen.moved, let entry = current {
-            hit = firstSegmentKey(entry.folder, for: seen.viewer).map(engine.cache.contains) ?? false
+            hit = firstSegmentKey(entry.folder, for: seen.viewer, codec: seen.viewer.playing)
+                .map(engine.cache.contains) ?? false
             if hit == true { engine.metrics.prefetchHits.increment() } else { engine.metrics.prefetchMisses.increment() }
         }
         let context = PrefetchContext(current: seen.position.current, feedLength: length, wraps: wraps,
@@ -229,11 +230,11 @@ public final class ViewerHub: Sendable {
         for outbox in outboxes.withLock({ Array($0.values) }) { outbox.yield(text) }
     }
 
-    /// The cache key of the first segment a viewer with `box` plays of the item in `folder`, once its manifest is
-    /// known.
-    private func firstSegmentKey(_ folder: String, for viewer: Viewer) -> String? {
+    /// The cache key of the first segment a viewer with `box` plays of the item in `folder` (in `codec` when it
+    /// said what the card plays), once its manifest is known.
+    private func firstSegmentKey(_ folder: String, for viewer: Viewer, codec: VideoCodec? = nil) -> String? {
         guard let manifest = engine.knownManifest(folder), !manifest.plan.renditions.isEmpty else { return nil }
-        let r = rendition(manifest, for: viewer)
+        let r = rendition(manifest, for: viewer, codec: codec)
         return "\(folder)/\(manifest.plan.renditions[r].name)/seg-0.m4s"
     }
 

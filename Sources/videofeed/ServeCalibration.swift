@@ -84,7 +84,7 @@ struct ServeCalibration {
         func job(_ artifact: Artifact) -> () throws -> Void {
             { try engine.makeAlone(JobKey(folder: folder, artifact: artifact)) }
         }
-        // A cold manifest: nothing of the item cached (it makes every rendition's init and first segment too).
+        // A cold manifest: nothing of the item cached (it makes the ladder's inits and first segments too).
         let manifestCost = try best(before: { cache.removeFolder(folder) }, job(.manifest))
         guard let manifest = engine.madeManifest(folder: folder) else {
             throw ServeEngine.Failure.failed("\(name): the manifest job made no manifest")

@@ -336,7 +336,7 @@ struct TranscodeSegmentCommand: ParsableCommand {
             let transcoder = try Transcoder(file: MediaFile(path: file, options: options), settings: rendition.settings())
             let folder = URL(fileURLWithPath: out)
             if everyRendition {
-                // Segment 0 of every rendition from one pass (``Transcoder/firstSegments()``), each in its folder.
+                // Segment 0 of every rendition from one pass (``Transcoder/firstSegments(renditions:)``), each in its folder.
                 let segments = try transcoder.firstSegments()
                 made = zip(transcoder.plan.renditions.map(\.name), segments).map { ($0, $1) }
                 for (name, segment) in made { try Self.write(segment, into: folder.appendingPathComponent(name)) }

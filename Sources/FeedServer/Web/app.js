@@ -59,10 +59,18 @@ const view = new FeedView(scroller, track, feed, {
                           bandwidth: Math.round(meter.estimate) });
     if (state.switches.length > MAX_SWITCHES) state.switches.shift();
   },
+  // The card on screen chose its rendition (after its card was filled): the server learns its codec now, not a
+  // second later.
+  onPick: card => { if (card === view.card) socket.at(view.indexAt(card.pos), card.item.public_id, 0, codecOf(card)); },
   onCards: () => overlay.render(),
 });
 const overlay = new Overlay(document.getElementById('debug'), snapshot);
 const socket = new FeedSocket(answer, s => { state.socketStatus = s; overlay.render(); });
+
+/** The codec a card plays (`h264`, `av1`), once it chose a rendition. */
+function codecOf(card) {
+  return card.rendition ? card.rendition.codec || null : null;
+}
 
 /** A card became current: record the swipe, tell the server, keep the position in the URL. */
 function moved(card, source, t0) {
@@ -77,7 +85,7 @@ function moved(card, source, t0) {
   if (card.gone) shownRemoved(card);
   muteButton.classList.toggle('silent', card.item.has_audio === false);   // no sound to unmute
   sayHello(card);
-  socket.at(index, card.item.public_id, 0, card.rendition ? card.rendition.codec || null : null);
+  socket.at(index, card.item.public_id, 0, codecOf(card));
   const id = encodeURIComponent(card.item.public_id).replace(/%2F/gi, '/');
   history.replaceState(null, '', `#i=${index}&item=${id}`);
   overlay.render();
@@ -194,7 +202,7 @@ settings.setMuted(true);
 setInterval(() => {
   const card = view.card;
   if (card && card.playing) {
-    socket.at(view.indexAt(card.pos), card.item.public_id, card.time, card.rendition ? card.rendition.codec || null : null);
+    socket.at(view.indexAt(card.pos), card.item.public_id, card.time, codecOf(card));
   }
 }, 1000);
 

@@ -157,6 +157,8 @@ export class Card {
       return this.fail(`no rendition this browser can play (${mimes})`);
     }
     this.rendition = r;
+    // The card on screen tells the server what it plays (the ladder, for a card whose AV1 set was not made).
+    if (this.active && this.env.onPick) this.env.onPick(this);
     this.times = segmentTimes(r);
     if (!this.times) return this.fail(`the listing gives no segment_durations for ${r.name || r.mime}`);
     const video = document.createElement('video');

@@ -56,7 +56,7 @@ export function sameCodec(renditions, r) {
  */
 export function pickRendition(renditions, w, h, bps = null, now = false) {
   const chosen = pickAmong(playable(renditions), w, h, bps);
-  if (now && chosen && chosen.ready === false) return pickAmong(playable(renditions, true), w, h, bps);
+  if (now && chosen && chosen.ready === false) return pickAmong(playable(renditions, true), w, h, bps) || chosen;
   return chosen;
 }
 

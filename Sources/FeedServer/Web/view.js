@@ -26,7 +26,7 @@ export class FeedView {
    * @param {HTMLElement} track     the cards' parent inside it
    * @param {FeedSource} feed
    * @param {object} hooks          {settings, onMove(card, source, t0), onFrame(card, ms, mediaTime), onFail(card),
-   *                                 onWarn(card, message), onSwitch(card, from, to), onCards()}
+   *                                 onWarn(card, message), onSwitch(card, from, to), onPick(card), onCards()}
    */
   constructor(scroller, track, feed, hooks) {
     this.scroller = scroller;
@@ -74,6 +74,7 @@ export class FeedView {
       onFrame: (card, ms, mediaTime) => this.hooks.onFrame(card, ms, mediaTime),
       onWarn: (card, message) => this.hooks.onWarn(card, message),
       onSwitch: (card, from, to) => { if (this.hooks.onSwitch) this.hooks.onSwitch(card, from, to); },
+      onPick: card => { if (this.hooks.onPick) this.hooks.onPick(card); },
       playingShort: card => { const c = this.card; return !!c && c !== card && c.short; },
       onGone: card => this.gone(card),
       fill: item => this.feed.fill(item),

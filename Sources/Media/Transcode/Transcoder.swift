@@ -209,7 +209,7 @@ public final class Transcoder {
 
     /// What the passes so far learnt from the item's start (its first picture as shown, each rendition's first
     /// picture time), for ``mediaSegment(_:rendition:origin:)``; nil until a pass from the start ran
-    /// (``firstSegments()``, ``initializationSegment(rendition:)``, segment 0) and for a still.
+    /// (``firstSegments(renditions:)``, ``initializationSegment(rendition:)``, segment 0) and for a still.
     public var origin: TranscodeOrigin? {
         guard !plan.isStill, let itemDisplay, !firstPictureTime.isEmpty else { return nil }
         return TranscodeOrigin(display: itemDisplay, firstPictureTimes: firstPictureTime)
