@@ -334,25 +334,13 @@ public struct FeedServer: Sendable {
         // A native player reading an item's HLS has its next segments made ahead (the page has its WebSocket).
         if file.hasSuffix(".m3u8") || file.hasSuffix(".m4s") { engine.readAhead(folder: folder, file: file) }
         let response = HTTPRanges.response(for: request, file: opened, key: folder + "/" + file,
-                                           mime: Self.mimeType(file), head: head,
+                                           mime: ContentType.of(file), head: head,
                                            backlog: connections.backlog(of: context.channel))
         if !head, response.status == .ok || response.status == .partialContent {
-            if file.hasSuffix(".m4s") { engine.metrics.segmentsServed.increment() }
+            if case .segment? = ItemFile(path: file) { engine.metrics.segmentsServed.increment() }
             engine.metrics.filesServed.increment()
         }
         return response
-    }
-
-    static func mimeType(_ file: String) -> String {
-        switch (file as NSString).pathExtension.lowercased() {
-        case "mp4": "video/mp4"
-        case "m4s": "video/iso.segment"
-        case "jpg", "jpeg": "image/jpeg"
-        case "webp": "image/webp"
-        case "m3u8": "application/vnd.apple.mpegurl"
-        case "json": "application/json"
-        default: "application/octet-stream"
-        }
     }
 
     /// The header of a 404 for a media segment past the item's end: the rendition's segment count.

@@ -84,10 +84,9 @@ struct Card: Encodable {
         height = plan.displayHeight
         hasAudio = plan.hasAudio
         still = plan.isStill ? true : nil
-        let base = "/media/" + Card.encode(entry.folder) + "/"
-        poster = base + "poster.jpg"
-        preview = settings.preview == nil ? nil : base + "preview.mp4"
-        hls = settings.makesSegments ? base + "master.m3u8" : nil
+        poster = Card.url(.poster, of: entry)
+        preview = settings.preview == nil ? nil : Card.url(.preview, of: entry)
+        hls = settings.makesSegments ? Card.url(.masterPlaylist, of: entry) : nil
         // A card's size must not follow what an upload claims: at most `maxListedSegments` are listed (the first
         // ten minutes at 2 s), however long the container says the item is.
         let listed = min(plan.segmentCount, Card.maxListedSegments)
@@ -100,15 +99,16 @@ struct Card: Encodable {
             let codecs = manifest.listedCodecs(r)
             // A manifest without an AV1 rendition's codecs string cannot list it.
             guard !codecs.isEmpty else { return nil }
-            let name = Card.encode(rendition.name)
+            let name = rendition.name
             return Rendition(
                 name: rendition.name, codec: rendition.videoCodec.rawValue, width: rendition.width,
                 height: rendition.height, codecs: codecs,
                 mime: "video/mp4; codecs=\"\(codecs)\"", bandwidth: rendition.maxBitrate + audio,
-                initialization: base + name + "/init.mp4",
-                segments: (0..<listed).map { base + name + "/seg-\($0).m4s" },
-                segmentDurations: durations, mp4: settings.makesMP4 ? base + name + ".mp4" : nil,
-                ready: rendition.videoCodec == .h264 ? nil : cached("\(entry.folder)/\(rendition.name)/seg-0.m4s"))
+                initialization: Card.url(.initialization(rendition: name), of: entry),
+                segments: (0..<listed).map { Card.url(.segment(rendition: name, index: $0), of: entry) },
+                segmentDurations: durations, mp4: settings.makesMP4 ? Card.url(.mp4(rendition: name), of: entry) : nil,
+                ready: rendition.videoCodec == .h264 ? nil
+                    : cached(ItemFile.segment(rendition: name, index: 0).key(in: entry.folder)))
         }
     }
 
@@ -117,9 +117,9 @@ struct Card: Encodable {
         index = entry.index
         publicID = entry.item.publicID
         createdAt = Card.date(entry.item.createdAt)
-        poster = "/media/" + Card.encode(entry.folder) + "/poster.jpg"
+        poster = Card.url(.poster, of: entry)
         // A native player may start from the master playlist at once: asking for it makes the manifest.
-        hls = settings.makesSegments ? "/media/" + Card.encode(entry.folder) + "/master.m3u8" : nil
+        hls = settings.makesSegments ? Card.url(.masterPlaylist, of: entry) : nil
         pending = true
     }
 
@@ -138,6 +138,11 @@ struct Card: Encodable {
     static func date(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         return formatter.string(from: date)
+    }
+
+    /// The URL of `file` of the item of `entry`.
+    static func url(_ file: ItemFile, of entry: ServedCatalog.Entry) -> String {
+        "/media/" + encode(file.key(in: entry.folder))
     }
 
     /// `folder` as a URL path: each component percent-encoded, slashes kept between them.

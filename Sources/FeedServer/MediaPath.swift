@@ -1,4 +1,5 @@
 import Foundation
+import Media
 
 /// The path of a `/media/` URL taken apart by its fixed shape, or refused: `<folder>/<file>` where the folder is an
 /// item's `<public_id path>.<8 hex digits>` and the file one of the names an item has — `poster.jpg`,
@@ -48,13 +49,13 @@ struct MediaPath {
         return utf8[(utf8.count - 8)...].allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
-    /// A file directly in an item's folder.
+    /// A file directly in an item's folder that is served (``ItemFile``).
     static func isItemFile(_ name: String) -> Bool {
-        ["poster.jpg", "preview.mp4", "preview.webp", "master.m3u8"].contains(name) || name.hasSuffix(".mp4")
+        ItemFile(path: name)?.isServed == true
     }
 
-    /// A file in a rendition's folder.
+    /// A file in a rendition's folder (``ItemFile``, under any rendition name).
     static func isRenditionFile(_ name: String) -> Bool {
-        name == "init.mp4" || name == "index.m3u8" || (name.hasPrefix("seg-") && name.hasSuffix(".m4s"))
+        ItemFile(path: "r/" + name) != nil
     }
 }

@@ -102,7 +102,7 @@ extension ServeEngine {
             guard let image = rendered.images.first else {
                 throw Failure.failed("\(path): no picture for a poster")
             }
-            made.files.append(.init(key: folder + "/poster.jpg",
+            made.files.append(.init(key: ItemFile.poster.key(in: folder),
                                    bytes: try ImageEncoder(format: .jpeg, quality: 85).encode(image)))
             return made
         }
@@ -139,10 +139,11 @@ extension ServeEngine {
             var codecs = [String](repeating: "", count: plan.renditions.count)
             for (r, first) in zip(ladder, try transcoder.firstSegments(renditions: ladder)) {
                 codecs[r] = first.codecs
-                let base = "\(folder)/\(plan.renditions[r].name)/"
-                made.files.append(.init(key: base + "init.mp4", bytes: first.initialization, onlyIfMissing: true))
-                made.files.append(.init(key: base + "seg-0.m4s", bytes: first.media, onlyIfMissing: true,
-                                        isFirstSegment: true))
+                let name = plan.renditions[r].name
+                made.files.append(.init(key: ItemFile.initialization(rendition: name).key(in: folder),
+                                        bytes: first.initialization, onlyIfMissing: true))
+                made.files.append(.init(key: ItemFile.segment(rendition: name, index: 0).key(in: folder),
+                                        bytes: first.media, onlyIfMissing: true, isFirstSegment: true))
             }
             for r in plan.renditions.indices where codecs[r].isEmpty {
                 guard let listed = transcoder.listedCodecs(rendition: r) else {
@@ -154,14 +155,15 @@ extension ServeEngine {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             // Last: a manifest in the cache says the first segments are there.
-            made.files.append(.init(key: folder + "/manifest.json", bytes: Array(try encoder.encode(manifest))))
+            made.files.append(.init(key: ItemFile.manifest.key(in: folder), bytes: Array(try encoder.encode(manifest))))
             made.manifest = manifest
         case .initialization(let r):
             let initialization = try transcoder.initializationSegment(rendition: r)
-            made.files.append(.init(key: "\(folder)/\(plan.renditions[r].name)/init.mp4", bytes: initialization.bytes))
+            made.files.append(.init(key: ItemFile.initialization(rendition: plan.renditions[r].name).key(in: folder),
+                                    bytes: initialization.bytes))
         case .segment(let r, let k):
             let name = plan.renditions[r].name
-            let initKey = "\(folder)/\(name)/init.mp4"
+            let initKey = ItemFile.initialization(rendition: name).key(in: folder)
             // With the init in the cache and the manifest's origin, no pass over the item's start is needed.
             let initCached = cache.contains(initKey)
             let segment: TranscodedSegment
@@ -181,25 +183,27 @@ extension ServeEngine {
                 // A pass from the start ran (an AV1 rendition the manifest did not make): keep what it learnt.
                 if let learnt = transcoder.origin { rememberOrigin(learnt, folder: folder) }
             }
-            made.files.append(.init(key: "\(folder)/\(name)/seg-\(k).m4s", bytes: segment.media))
+            made.files.append(.init(key: ItemFile.segment(rendition: name, index: k).key(in: folder), bytes: segment.media))
         case .segments(let k):
             // One pass for every rendition when the manifest's origin serves (it does once the manifest is made, and
             // its inits are cached with it), else one by one.
             // The ladder's renditions (``ItemManifest/ladder``): an AV1 one is made only when asked for.
             let ladder = plan.renditions(of: .h264)
             if let origin = knownManifest(folder)?.origin,
-               ladder.allSatisfy({ cache.contains("\(folder)/\(plan.renditions[$0].name)/init.mp4") }),
+               ladder.allSatisfy({ cache.contains(ItemFile.initialization(rendition: plan.renditions[$0].name).key(in: folder)) }),
                let all = try transcoder.mediaSegments(k, origin: origin, renditions: ladder) {
                 for (r, segment) in zip(ladder, all) {
-                    made.files.append(.init(key: "\(folder)/\(plan.renditions[r].name)/seg-\(k).m4s", bytes: segment.media,
-                                            onlyIfMissing: true))
+                    made.files.append(.init(key: ItemFile.segment(rendition: plan.renditions[r].name, index: k).key(in: folder),
+                                            bytes: segment.media, onlyIfMissing: true))
                 }
             } else {
                 for r in ladder {
                     let segment = try transcoder.segment(k, rendition: r)
-                    let base = "\(folder)/\(plan.renditions[r].name)/"
-                    made.files.append(.init(key: base + "init.mp4", bytes: segment.initialization, onlyIfMissing: true))
-                    made.files.append(.init(key: base + "seg-\(k).m4s", bytes: segment.media, onlyIfMissing: true))
+                    let name = plan.renditions[r].name
+                    made.files.append(.init(key: ItemFile.initialization(rendition: name).key(in: folder),
+                                            bytes: segment.initialization, onlyIfMissing: true))
+                    made.files.append(.init(key: ItemFile.segment(rendition: name, index: k).key(in: folder),
+                                            bytes: segment.media, onlyIfMissing: true))
                 }
             }
         case .full:

@@ -10,7 +10,10 @@ import Prefetch
 extension ServeEngine {
     /// Whether `file` (a path in the batch layout) is one of the playlists this engine writes from a manifest.
     static func isPlaylist(_ file: String) -> Bool {
-        file == "master.m3u8" || file.hasSuffix("/index.m3u8")
+        switch ItemFile(path: file) {
+        case .masterPlaylist?, .mediaPlaylist?: true
+        default: false
+        }
     }
 
     /// The text of the playlist `file` of an item with `manifest`; nil when the item has no such playlist.
@@ -23,22 +26,21 @@ extension ServeEngine {
     func playlist(_ file: String, manifest: ItemManifest) -> String? {
         let plan = manifest.plan
         guard configuration.settings.makesSegments, !plan.renditions.isEmpty else { return nil }
-        if file == "master.m3u8" {
+        let item = ItemFile(path: file)
+        if item == .masterPlaylist {
             let audio = plan.hasAudio ? configuration.settings.audioBitrate : 0
             return HLSPlaylist.multivariant(plan.renditions.enumerated().compactMap { r, rendition in
                 let codecs = manifest.listedCodecs(r)
                 guard !codecs.isEmpty else { return nil }
-                return (uri: Self.pathComponent(rendition.name) + "/index.m3u8", bandwidth: rendition.maxBitrate + audio,
+                return (uri: Self.relativeURL(.mediaPlaylist(rendition: rendition.name)), bandwidth: rendition.maxBitrate + audio,
                         averageBandwidth: 0, width: rendition.width, height: rendition.height, codecs: codecs)
             })
         }
-        let parts = file.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts[1] == "index.m3u8", manifest.rendition(named: String(parts[0])) != nil else {
-            return nil
-        }
+        guard case .mediaPlaylist(let name)? = item, manifest.rendition(named: name) != nil else { return nil }
         let durations = manifest.segmentDurations
-        return HLSPlaylist.media(initSegment: "init.mp4", segments: durations.enumerated().map { k, seconds in
-            (uri: "seg-\(k).m4s", duration: max(0.001, seconds))
+        return HLSPlaylist.media(initSegment: ItemFile.initialization(rendition: name).name,
+                                 segments: durations.enumerated().map { k, seconds in
+            (uri: ItemFile.segment(rendition: name, index: k).name, duration: max(0.001, seconds))
         })
     }
 
@@ -63,10 +65,12 @@ extension ServeEngine {
         return opened
     }
 
-    /// A rendition's name as a relative URL's path component.
-    private static func pathComponent(_ name: String) -> String {
-        name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/")))
-            ?? name
+    /// `file`'s path in its item's folder as a relative URL: each component percent-encoded.
+    private static func relativeURL(_ file: ItemFile) -> String {
+        file.path.split(separator: "/").map {
+            $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/")))
+                ?? String($0)
+        }.joined(separator: "/")
     }
 
     // MARK: - Reading ahead for native players
@@ -83,18 +87,15 @@ extension ServeEngine {
     /// priority of a viewer's current item, dropped when the stream is forgotten.
     func readAhead(folder: String, file: String) {
         guard let manifest = knownManifest(folder) else { return }
-        let parts = file.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 2, let r = manifest.rendition(named: parts[0]) else { return }
-        let from: Int
-        if parts[1] == "index.m3u8" {
-            from = 0
-        } else if parts[1].hasPrefix("seg-"), parts[1].hasSuffix(".m4s"), let k = Int(parts[1].dropFirst(4).dropLast(4)) {
-            from = k + 1
-        } else {
-            return
+        // A media playlist registers its stream and reads ahead from the start; a segment moves it on.
+        let from: Int, name: String, registering: Bool
+        switch ItemFile(path: file) {
+        case .mediaPlaylist(let rendition)?: (from, name, registering) = (0, rendition, true)
+        case .segment(let rendition, let k)?: (from, name, registering) = (k + 1, rendition, false)
+        default: return
         }
-        let stream = parts[0] + "\u{0}" + folder
-        let registering = parts[1] == "index.m3u8"
+        guard let r = manifest.rendition(named: name) else { return }
+        let stream = name + "\u{0}" + folder
         let (viewer, forgotten) = readers.withLock { $0.viewer(for: stream, registering: registering) }
         if let forgotten { pool.want(viewer: forgotten, [:]) }
         guard let viewer else { return }
@@ -121,7 +122,9 @@ extension ServeEngine {
         let ladder = Set(manifest.ladder.map { manifest.plan.renditions[$0].name })
         let streams = readers.withLock { $0.streams(of: folder, named: ladder) }
         guard streams.count >= 2, manifest.plan.segmentCount > 1, !manifest.plan.isStill else { return false }
-        if manifest.ladder.allSatisfy({ cache.contains("\(folder)/\(manifest.plan.renditions[$0].name)/seg-1.m4s") }) {
+        if manifest.ladder.allSatisfy({
+            cache.contains(ItemFile.segment(rendition: manifest.plan.renditions[$0].name, index: 1).key(in: folder))
+        }) {
             return false
         }
         for stream in streams { pool.want(viewer: stream, [:]) }

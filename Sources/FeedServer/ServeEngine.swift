@@ -239,7 +239,7 @@ public final class ServeEngine: Sendable {
     /// - Throws: ``Failure/failed(_:)`` naming the item when it cannot be opened or planned.
     func manifest(for entry: ServedCatalog.Entry) async throws -> ItemManifest {
         if let known = knownManifest(entry.folder) { return known }
-        if let bytes = open(entry.folder + "/manifest.json")?.readAll(),
+        if let bytes = open(ItemFile.manifest.key(in: entry.folder))?.readAll(),
            let manifest = try? JSONDecoder().decode(ItemManifest.self, from: Data(bytes)) {
             items.withLock { $0.keep(manifest, for: entry.folder) }
             return manifest
@@ -253,7 +253,7 @@ public final class ServeEngine: Sendable {
 
     /// Whether the manifest of `folder` is made (in memory or in the cache): ``manifest(for:)`` answers without work.
     func hasManifest(_ folder: String) -> Bool {
-        knownManifest(folder) != nil || cache.contains(folder + "/manifest.json")
+        knownManifest(folder) != nil || cache.contains(ItemFile.manifest.key(in: folder))
     }
 
     /// The manifest of `folder` if it is known without work.
@@ -292,7 +292,7 @@ public final class ServeEngine: Sendable {
     /// - Throws: ``Failure``.
     func cachedFile(folder: String, file: String) async throws -> CacheFile? {
         let entry = try await current(folder)
-        if file == Self.poster { return open(folder + "/" + file) }
+        if file == ItemFile.poster.path { return open(folder + "/" + file) }
         guard let manifest = knownManifest(entry.folder) else { return nil }
         guard artifact(for: file, manifest: manifest) != nil else {
             throw pastEnd(file, manifest: manifest, item: entry.item.publicID) ?? Failure.notFound("\(folder)/\(file)")
@@ -310,7 +310,7 @@ public final class ServeEngine: Sendable {
         if Self.isPlaylist(file) { return try await playlistFile(file, entry: entry) }
         // The poster is made from the source alone: a card listed before its manifest shows it at once.
         let artifact: Artifact
-        if file == Self.poster {
+        if file == ItemFile.poster.path {
             artifact = .poster
         } else {
             let manifest = try await manifest(for: entry)
@@ -360,47 +360,32 @@ public final class ServeEngine: Sendable {
         throw Failure.failed("\(item): cancelled")
     }
 
-    /// The poster's file name, which needs no manifest.
-    static let poster = "poster.jpg"
-
-    /// The job that makes `file` (a path in the batch layout) of an item with `manifest`; nil for no such file.
+    /// The job that makes `file` (a path in the batch layout, ``ItemFile``) of an item with `manifest`; nil for no
+    /// such file.
     func artifact(for file: String, manifest: ItemManifest) -> Artifact? {
-        switch file {
-        case Self.poster: return .poster
-        case "preview.mp4", "preview.webp":
-            return configuration.settings.preview == nil ? nil : .full
+        guard let item = ItemFile(path: file) else { return nil }
+        let settings = configuration.settings
+        switch item {
+        case .manifest: return nil
+        case .poster: return .poster
+        case .preview, .previewWebP: return settings.preview == nil ? nil : .full
         // Written from the manifest (``playlist(_:manifest:)``): no media work of their own.
-        case "master.m3u8": return configuration.settings.makesSegments ? .manifest : nil
-        default: break
+        case .masterPlaylist: return settings.makesSegments ? .manifest : nil
+        case .mp4(let name): return settings.makesMP4 && manifest.rendition(named: name) != nil ? .full : nil
+        case .initialization(let name): return manifest.rendition(named: name).map { .initialization(rendition: $0) }
+        case .mediaPlaylist(let name):
+            return settings.makesSegments && manifest.rendition(named: name) != nil ? .manifest : nil
+        case .segment(let name, let k):
+            guard let r = manifest.rendition(named: name), k < manifest.plan.segmentCount else { return nil }
+            return .segment(rendition: r, index: k)
         }
-        let parts = file.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        if parts.count == 1, file.hasSuffix(".mp4"), configuration.settings.makesMP4,
-           manifest.rendition(named: String(file.dropLast(4))) != nil {
-            return .full
-        }
-        guard parts.count == 2, let r = manifest.rendition(named: parts[0]) else { return nil }
-        if parts[1] == "init.mp4" { return .initialization(rendition: r) }
-        if parts[1] == "index.m3u8" { return configuration.settings.makesSegments ? .manifest : nil }
-        guard parts[1].hasPrefix("seg-"), parts[1].hasSuffix(".m4s") else { return nil }
-        let digits = parts[1].dropFirst(4).dropLast(4)
-        guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
-              digits == "0" || digits.first != "0", let k = Int(digits), k < manifest.plan.segmentCount else {
-            return nil
-        }
-        return .segment(rendition: r, index: k)
     }
 
     /// ``Failure/pastEnd(_:segments:)`` when `file` is a media segment of one of the manifest's renditions whose
     /// index is at or after the rendition's segment count; nil for any other file.
     func pastEnd(_ file: String, manifest: ItemManifest, item: String) -> Failure? {
-        let parts = file.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, manifest.rendition(named: String(parts[0])) != nil, parts[1].hasPrefix("seg-"),
-              parts[1].hasSuffix(".m4s") else { return nil }
-        let digits = parts[1].dropFirst(4).dropLast(4)
-        guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
-              digits == "0" || digits.first != "0", let k = Int(digits), k >= manifest.plan.segmentCount else {
-            return nil
-        }
+        guard case .segment(let name, let k)? = ItemFile(path: file), manifest.rendition(named: name) != nil,
+              k >= manifest.plan.segmentCount else { return nil }
         return Self.pastEnd(item: item, index: k, plan: manifest.plan)
     }
 
@@ -413,10 +398,11 @@ public final class ServeEngine: Sendable {
     /// The cache key of what `artifact` makes (for readiness checks); nil for jobs of many files.
     func cacheKey(folder: String, artifact: Artifact, manifest: ItemManifest) -> String? {
         switch artifact {
-        case .manifest: return folder + "/manifest.json"
-        case .poster: return folder + "/poster.jpg"
-        case .initialization(let r): return "\(folder)/\(manifest.plan.renditions[r].name)/init.mp4"
-        case .segment(let r, let k): return "\(folder)/\(manifest.plan.renditions[r].name)/seg-\(k).m4s"
+        case .manifest: return ItemFile.manifest.key(in: folder)
+        case .poster: return ItemFile.poster.key(in: folder)
+        case .initialization(let r): return ItemFile.initialization(rendition: manifest.plan.renditions[r].name).key(in: folder)
+        case .segment(let r, let k):
+            return ItemFile.segment(rendition: manifest.plan.renditions[r].name, index: k).key(in: folder)
         case .segments, .full: return nil
         }
     }

@@ -176,7 +176,7 @@ public final class ViewerHub: Sendable {
             guard let entry = try? await catalog.entry(at: request.index) else { continue }
             let folder = entry.folder
             guard let manifest = engine.knownManifest(folder) else {
-                if !engine.cache.contains(folder + "/manifest.json") {
+                if !engine.cache.contains(ItemFile.manifest.key(in: folder)) {
                     want(JobKey(folder: folder, artifact: .manifest), request.priority)
                 } else {
                     // On disk from another run or replica: read into memory now, plan with it next time.
@@ -185,7 +185,7 @@ public final class ViewerHub: Sendable {
                 continue
             }
             guard request.stage >= .firstFrame else { continue }
-            if !engine.cache.contains(folder + "/poster.jpg") {
+            if !engine.cache.contains(ItemFile.poster.key(in: folder)) {
                 want(JobKey(folder: folder, artifact: .poster), request.priority)
             }
             let r = rendition(manifest, for: seen.viewer, codec: request.index == index ? seen.viewer.playing : nil)
@@ -235,7 +235,7 @@ public final class ViewerHub: Sendable {
     private func firstSegmentKey(_ folder: String, for viewer: Viewer, codec: VideoCodec? = nil) -> String? {
         guard let manifest = engine.knownManifest(folder), !manifest.plan.renditions.isEmpty else { return nil }
         let r = rendition(manifest, for: viewer, codec: codec)
-        return "\(folder)/\(manifest.plan.renditions[r].name)/seg-0.m4s"
+        return ItemFile.segment(rendition: manifest.plan.renditions[r].name, index: 0).key(in: folder)
     }
 
     /// `ready` (first segment cached), `working`, `queued`, `failed` or `pending` (nothing asked yet).

@@ -19,22 +19,9 @@ struct WebFiles: Sendable {
             let url = root.appendingPathComponent(relative)
             guard let values = try? url.resourceValues(forKeys: [.isRegularFileKey]), values.isRegularFile == true,
                   let data = try? Data(contentsOf: url) else { continue }
-            web.files[relative] = (Array(data), mimeType(relative))
+            web.files[relative] = (Array(data), ContentType.of(relative))
         }
         return web
-    }
-
-    static func mimeType(_ name: String) -> String {
-        switch (name as NSString).pathExtension.lowercased() {
-        case "html": "text/html; charset=utf-8"
-        case "js", "mjs": "text/javascript; charset=utf-8"
-        case "css": "text/css; charset=utf-8"
-        case "svg": "image/svg+xml"
-        case "png": "image/png"
-        case "ico": "image/x-icon"
-        case "json": "application/json"
-        default: "application/octet-stream"
-        }
     }
 
     /// The file `name`, or 404.

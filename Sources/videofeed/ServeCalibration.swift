@@ -89,11 +89,11 @@ struct ServeCalibration {
         guard let manifest = engine.madeManifest(folder: folder) else {
             throw ServeEngine.Failure.failed("\(name): the manifest job made no manifest")
         }
-        let posterCost = try best(before: { cache.discard(folder + "/poster.jpg") }, job(.poster))
+        let posterCost = try best(before: { cache.discard(ItemFile.poster.key(in: folder)) }, job(.poster))
         let plan = manifest.plan
         let r = manifest.rendition(forBox: Self.viewerBox.width, Self.viewerBox.height)
         let rendition = plan.renditions[r].name
-        func segmentKey(_ k: Int) -> String { "\(folder)/\(rendition)/seg-\(k).m4s" }
+        func segmentKey(_ k: Int) -> String { ItemFile.segment(rendition: rendition, index: k).key(in: folder) }
         func bytes(_ k: Int) -> Int? {
             cache.path(segmentKey(k)).flatMap { try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int }
         }

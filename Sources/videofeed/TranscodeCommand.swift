@@ -363,10 +363,14 @@ struct TranscodeSegmentCommand: ParsableCommand {
         }
     }
 
-    /// `init.mp4` and `seg-<k>.m4s` of `segment` into `folder`, each whole or not at all.
+    /// `init.mp4` and `seg-<k>.m4s` of `segment` into `folder`, a rendition's folder (their names: ``ItemFile``),
+    /// each whole or not at all.
     private static func write(_ segment: TranscodedSegment, into folder: URL) throws {
+        let rendition = folder.lastPathComponent
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try AtomicFile.write(segment.initialization, to: folder.appendingPathComponent("init.mp4").path)
-        try AtomicFile.write(segment.media, to: folder.appendingPathComponent("seg-\(segment.index).m4s").path)
+        try AtomicFile.write(segment.initialization,
+                             to: folder.appendingPathComponent(ItemFile.initialization(rendition: rendition).name).path)
+        try AtomicFile.write(segment.media, to: folder.appendingPathComponent(
+            ItemFile.segment(rendition: rendition, index: segment.index).name).path)
     }
 }

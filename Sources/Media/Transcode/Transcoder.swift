@@ -871,7 +871,7 @@ private final class Pipeline {
                                            maxBitrate: Int(Double(size.width * size.height) * settings.maxBitsPerPixel),
                                            globalHeader: true, item: item)
             encoder.isCancelled = { [file] in file.isCancelled }
-            let path = folder.appendingPathComponent("preview.mp4").path
+            let path = folder.appendingPathComponent(ItemFile.preview.path).path
             let temp = temporary(for: path)
             let writer = try MediaWriter(.file(temp, format: "mp4", options: ["movflags": "+faststart"]), item: item)
             let stream = try writer.addStream(from: encoder.context)
@@ -883,7 +883,7 @@ private final class Pipeline {
             let webpTimeBase = graph.timeBase(of: webpSink)
             let webp = try WebPEncoder(width: webpSize.width, height: webpSize.height, timeBase: webpTimeBase,
                                        quality: preview.webpQuality, item: item)
-            let webpPath = folder.appendingPathComponent("preview.webp").path
+            let webpPath = folder.appendingPathComponent(ItemFile.previewWebP.path).path
             let webpTemp = temporary(for: webpPath)
             let webpWriter = try MediaWriter(.file(webpTemp, format: "webp", options: ["loop": "0"]), item: item)
             let webpStream = try webpWriter.addStream(from: webp.context)
@@ -1338,7 +1338,7 @@ private final class BatchFiles {
              audio: UnsafeMutablePointer<AVCodecContext>?) throws -> MP4? {
         guard makesMP4 else { return nil }
         if let open = mp4s[name] { return open }
-        let path = folder.appendingPathComponent(name + ".mp4").path
+        let path = folder.appendingPathComponent(ItemFile.mp4(rendition: name).path).path
         let temporary = AtomicFile.temporaryPath(for: path)
         let writer = try MediaWriter(.file(temporary, format: "mp4", options: ["movflags": "+faststart"]), item: path)
         let open = MP4(writer: writer, videoStream: try writer.addStream(from: video),
@@ -1374,10 +1374,11 @@ private final class BatchFiles {
                         throw MediaError(.io, operation: "create folder", item: rungFolder.path,
                                          message: error.localizedDescription)
                     }
-                    try AtomicFile.write(segment.initialization, to: rungFolder.appendingPathComponent("init.mp4").path)
+                    try AtomicFile.write(segment.initialization, to: folder.appendingPathComponent(
+                        ItemFile.initialization(rendition: output.name).path).path)
                 }
-                try AtomicFile.write(segment.media,
-                                     to: rungFolder.appendingPathComponent("seg-\(segment.index).m4s").path)
+                try AtomicFile.write(segment.media, to: folder.appendingPathComponent(
+                    ItemFile.segment(rendition: output.name, index: segment.index).path).path)
             }
             records[output.name] = record
         }
@@ -1413,16 +1414,17 @@ private final class BatchFiles {
                 // starts before the video is inside it; the last to the end of its audio or video).
                 let grid = plan.grid
                 for (n, s) in sorted.enumerated() {
-                    names.append("\(rung.name)/seg-\(s.index).m4s")
+                    names.append(ItemFile.segment(rendition: rung.name, index: s.index).path)
                     let start = n == 0 ? 0 : grid.start(s.index)
                     let next = n + 1 < sorted.count ? grid.start(sorted[n + 1].index) : s.end
                     durations.append(max(0.001, next - start))
                 }
                 if !sorted.isEmpty {
-                    initSegment = "\(rung.name)/init.mp4"
-                    playlist = "\(rung.name)/index.m3u8"
-                    let text = HLSPlaylist.media(initSegment: "init.mp4", segments: sorted.enumerated().map {
-                        ("seg-\($0.element.index).m4s", durations[$0.offset])
+                    initSegment = ItemFile.initialization(rendition: rung.name).path
+                    playlist = ItemFile.mediaPlaylist(rendition: rung.name).path
+                    let text = HLSPlaylist.media(initSegment: ItemFile.initialization(rendition: rung.name).name,
+                                                 segments: sorted.enumerated().map {
+                        (ItemFile.segment(rendition: rung.name, index: $0.element.index).name, durations[$0.offset])
                     })
                     try AtomicFile.write(Array(text.utf8), to: folder.appendingPathComponent(playlist!).path)
                 }
@@ -1433,7 +1435,7 @@ private final class BatchFiles {
             let average = duration > 0 ? Int(Double(bytes * 8) / duration) : 0
             made.append(TranscodeReport.Rendition(
                 name: rung.name, width: record.width, height: record.height,
-                mp4: mp4s[rung.name].map { _ in rung.name + ".mp4" }, playlist: playlist,
+                mp4: mp4s[rung.name].map { _ in ItemFile.mp4(rendition: rung.name).path }, playlist: playlist,
                 initSegment: initSegment, segments: names, segmentDurations: durations,
                 bandwidth: max(record.peakBandwidth, average), averageBandwidth: average, duration: duration,
                 frames: record.frames, codecs: record.codecString + audioCodec))
@@ -1443,12 +1445,12 @@ private final class BatchFiles {
             let text = HLSPlaylist.multivariant(made.compactMap { r in
                 r.playlist.map { ($0, r.bandwidth, r.averageBandwidth, r.width, r.height, r.codecs) }
             })
-            try AtomicFile.write(Array(text.utf8), to: folder.appendingPathComponent("master.m3u8").path)
-            master = "master.m3u8"
+            try AtomicFile.write(Array(text.utf8), to: folder.appendingPathComponent(ItemFile.masterPlaylist.path).path)
+            master = ItemFile.masterPlaylist.path
         }
         return TranscodeReport(renditions: made, masterPlaylist: master,
-                               previewMP4: madePreviews ? "preview.mp4" : nil,
-                               previewWebP: madePreviews ? "preview.webp" : nil, hasAudio: hasAudio,
+                               previewMP4: madePreviews ? ItemFile.preview.path : nil,
+                               previewWebP: madePreviews ? ItemFile.previewWebP.path : nil, hasAudio: hasAudio,
                                wasStill: still, deinterlaced: deinterlaced, toneMapped: toneMapped,
                                sourceFrames: still ? 1 : sourceFrames)
     }
