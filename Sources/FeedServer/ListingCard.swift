@@ -145,7 +145,8 @@ struct Card: Encodable {
         "/media/" + encode(file.key(in: entry.folder))
     }
 
-    /// `folder` as a URL path: each component percent-encoded, slashes kept between them.
+    /// `folder` as a URL path: each component percent-encoded, slashes kept between them (the card's URLs, and the
+    /// master playlist's relative ones).
     static func encode(_ path: String) -> String {
         let allowed = CharacterSet(charactersIn:
             "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@")

@@ -32,7 +32,8 @@ extension ServeEngine {
             return HLSPlaylist.multivariant(plan.renditions.enumerated().compactMap { r, rendition in
                 let codecs = manifest.listedCodecs(r)
                 guard !codecs.isEmpty else { return nil }
-                return (uri: Self.relativeURL(.mediaPlaylist(rendition: rendition.name)), bandwidth: rendition.maxBitrate + audio,
+                return (uri: Card.encode(ItemFile.mediaPlaylist(rendition: rendition.name).path),
+                        bandwidth: rendition.maxBitrate + audio,
                         averageBandwidth: 0, width: rendition.width, height: rendition.height, codecs: codecs)
             })
         }
@@ -63,14 +64,6 @@ extension ServeEngine {
             throw Failure.failed("\(entry.item.publicID): \(file) could not be kept in the cache")
         }
         return opened
-    }
-
-    /// `file`'s path in its item's folder as a relative URL: each component percent-encoded.
-    private static func relativeURL(_ file: ItemFile) -> String {
-        file.path.split(separator: "/").map {
-            $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/")))
-                ?? String($0)
-        }.joined(separator: "/")
     }
 
     // MARK: - Reading ahead for native players

@@ -318,8 +318,8 @@ struct TranscodeSegmentCommand: ParsableCommand {
     var out: String
 
     @Flag(help: """
-        With --index 0: segment 0 of every rendition from one pass, as serve's listing of a cold item makes them, \
-        into DIR/<rendition>/.
+        With --index 0: segment 0 of every rendition of the H.264 ladder from one pass, as serve's listing of a cold \
+        item makes them, into DIR/<rendition>/.
         """)
     var everyRendition = false
 
@@ -336,9 +336,11 @@ struct TranscodeSegmentCommand: ParsableCommand {
             let transcoder = try Transcoder(file: MediaFile(path: file, options: options), settings: rendition.settings())
             let folder = URL(fileURLWithPath: out)
             if everyRendition {
-                // Segment 0 of every rendition from one pass (``Transcoder/firstSegments(renditions:)``), each in its folder.
-                let segments = try transcoder.firstSegments()
-                made = zip(transcoder.plan.renditions.map(\.name), segments).map { ($0, $1) }
+                // Segment 0 of the ladder's renditions from one pass (``Transcoder/firstSegments(renditions:)``), as
+                // serve's manifest makes them (an AV1 set is made on demand there), each in its folder.
+                let ladder = transcoder.plan.renditions(of: .h264)
+                let segments = try transcoder.firstSegments(renditions: ladder)
+                made = zip(ladder.map { transcoder.plan.renditions[$0].name }, segments).map { ($0, $1) }
                 for (name, segment) in made { try Self.write(segment, into: folder.appendingPathComponent(name)) }
             } else {
                 let segment = try transcoder.segment(index, rendition: renditionIndex)

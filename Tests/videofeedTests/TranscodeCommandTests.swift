@@ -146,6 +146,11 @@ import Testing
                 #expect(together == (try Data(contentsOf: alone.appendingPathComponent(file))), "\(name)/\(file)")
             }
         }
+        // With an AV1 set, the ladder alone, as serve's cold listing makes it.
+        let withAV1 = try run(cli, ["transcode", "segment", source, "--index", "0", "--every-rendition", "--codecs",
+                                    "h264,av1", "--out", out.appendingPathComponent("av1").path])
+        #expect(withAV1.status == 0 && withAV1.stdout.contains("3 renditions in ") && !withAV1.stdout.contains("-av1"),
+                "\(withAV1.stdout)")
         let refused = try run(cli, ["transcode", "segment", source, "--index", "1", "--every-rendition", "--out", out.path])
         #expect(refused.status == 2 && refused.stderr.contains("--every-rendition"), "\(refused.stderr)")
     }

@@ -110,10 +110,9 @@ public final class Transcoder {
     /// one filter graph split into every rendition): each is byte-identical to ``segment(_:rendition:)``'s, its
     /// initialisation segment and codecs string included, and ``origin`` is learnt as by any pass from the start.
     /// A server that lists an item's renditions and then serves their first segments makes both with one decode
-    /// instead of one per rendition plus one for the listing.
+    /// instead of one per rendition plus one for the listing. With `renditions` (indices into the plan, in the order
+    /// wanted), only those.
     /// - Throws: as ``segment(_:rendition:)``.
-    ///
-    /// With `renditions` (indices into the plan, in the order wanted), only those.
     public func firstSegments(renditions: [Int]? = nil) throws -> [TranscodedSegment] {
         let rungs = renditions ?? Array(plan.renditions.indices)
         guard rungs.allSatisfy(plan.renditions.indices.contains) else {
@@ -167,9 +166,8 @@ public final class Transcoder {
     /// initialisation segments; nil when the origin does not serve (segment 0, a still, an origin without every
     /// rendition): then make them one by one. A native HLS player that reads every variant before it plays (ffmpeg's
     /// demuxer) waits for one pass instead of one per rendition.
-    /// - Throws: as ``segment(_:rendition:)``.
-    ///
     /// With `renditions` (indices into the plan, in the order wanted), only those.
+    /// - Throws: as ``segment(_:rendition:)``.
     public func mediaSegments(_ index: Int, origin: TranscodeOrigin, renditions: [Int]? = nil) throws
         -> [TranscodedSegment]? {
         let rungs = renditions ?? Array(plan.renditions.indices)
