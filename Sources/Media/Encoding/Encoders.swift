@@ -1,4 +1,5 @@
 internal import CFFmpeg
+import EngineSupport
 import Foundation
 
 /// How the feed rendition's H.264 is encoded: libx264 with the ffmpeg CLI's option names and meanings.
@@ -103,16 +104,25 @@ final class VideoEncoder {
     private static func openAV1(width: Int, height: Int, timeBase: AVRational, frameRate: AVRational,
                                 encoding: AV1Encoding, globalHeader: Bool, item: String) throws
         -> UnsafeMutablePointer<AVCodecContext> {
-        defer { leaveRealTime() }
-        return try Codec.open(avcodec_find_encoder_by_name("libsvtav1"), name: "libsvtav1", item: item, options: [
-            "preset": String(encoding.preset), "crf": String(encoding.crf),
-        ]) { ctx in
-            VideoEncoder.describePictures(ctx, width: width, height: height, timeBase: timeBase, frameRate: frameRate)
-            // Longer than any segment: the session's first picture is its one keyframe.
-            ctx.pointee.gop_size = 600
-            if globalHeader { ctx.pointee.flags |= Int32(vf_codec_flag_global_header()) }
+        // One SVT-AV1 encoder opens at a time: opened at once on several threads, SVT-AV1 1.4 crashed inside
+        // svt_av1_enc_init_handle (a write through a null pointer; under AddressSanitizer, AV1ListingTests' five
+        // transcoders in parallel crashed in two of three runs, and in none of four with the opens one at a time).
+        try svtOpening.withLock {
+            defer { leaveRealTime() }
+            return try Codec.open(avcodec_find_encoder_by_name("libsvtav1"), name: "libsvtav1", item: item, options: [
+                "preset": String(encoding.preset), "crf": String(encoding.crf),
+            ]) { ctx in
+                VideoEncoder.describePictures(ctx, width: width, height: height, timeBase: timeBase,
+                                              frameRate: frameRate)
+                // Longer than any segment: the session's first picture is its one keyframe.
+                ctx.pointee.gop_size = 600
+                if globalHeader { ctx.pointee.flags |= Int32(vf_codec_flag_global_header()) }
+            }
         }
     }
+
+    /// Held while an SVT-AV1 encoder opens (``openAV1``).
+    private static let svtOpening = Lock()
 
     /// Puts every thread of this process that runs a real-time policy back on `SCHED_OTHER`. Run as root, SVT-AV1
     /// 1.4 gives the threads it starts when an encoder opens `SCHED_FIFO` (measured: `ffmpeg -c:v libsvtav1` as root
