@@ -104,10 +104,8 @@ final class VideoEncoder {
     private static func openAV1(width: Int, height: Int, timeBase: AVRational, frameRate: AVRational,
                                 encoding: AV1Encoding, globalHeader: Bool, item: String) throws
         -> UnsafeMutablePointer<AVCodecContext> {
-        // One SVT-AV1 encoder opens at a time: opened at once on several threads, SVT-AV1 1.4 crashed inside
-        // svt_av1_enc_init_handle (a write through a null pointer; under AddressSanitizer, AV1ListingTests' five
-        // transcoders in parallel crashed in two of three runs, and in none of four with the opens one at a time).
-        try svtOpening.withLock {
+        // SVT-AV1 encoders open and close one at a time (``svtLifecycle``).
+        try svtLifecycle.withLock {
             defer { leaveRealTime() }
             return try Codec.open(avcodec_find_encoder_by_name("libsvtav1"), name: "libsvtav1", item: item, options: [
                 "preset": String(encoding.preset), "crf": String(encoding.crf),
@@ -121,8 +119,15 @@ final class VideoEncoder {
         }
     }
 
-    /// Held while an SVT-AV1 encoder opens (``openAV1``).
-    private static let svtOpening = Lock()
+    /// Held while an SVT-AV1 encoder opens (``openAV1``) and while one is freed (`deinit`). SVT-AV1 1.4 keeps the
+    /// CPU topology it reads when an encoder opens in one process-wide pointer (`lp_group` in its `enc_handle.c`):
+    /// every open allocates it anew and clears it with a `memset`, every close frees it and sets it to null, whatever
+    /// other encoders are doing. One encoder closing while another opened crashed the opening one in that `memset`
+    /// (a write of 65,600 bytes — 16 processor groups — through a null pointer, in `make test` and under
+    /// AddressSanitizer), and two closing at once freed it twice (glibc's "double free"; SVTLifecycleTests, 160
+    /// encoders on four threads: one run in three without the lock around the close, none in four with it).
+    /// Encoding itself runs in parallel: nothing else in SVT-AV1 1.4 touches that pointer after the open.
+    private static let svtLifecycle = Lock()
 
     /// Puts every thread of this process that runs a real-time policy back on `SCHED_OTHER`. Run as root, SVT-AV1
     /// 1.4 gives the threads it starts when an encoder opens `SCHED_FIFO` (measured: `ffmpeg -c:v libsvtav1` as root
@@ -157,7 +162,11 @@ final class VideoEncoder {
 
     deinit {
         var ctx: UnsafeMutablePointer<AVCodecContext>? = context
-        avcodec_free_context(&ctx)
+        if codec == .av1 {
+            VideoEncoder.svtLifecycle.withLock { avcodec_free_context(&ctx) }
+        } else {
+            avcodec_free_context(&ctx)
+        }
     }
 
     /// x264's instruction sets, where its own choice would make output that is not repeatable: on a CPU with
