@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "FeedPlayer", targets: ["FeedPlayer"]),
         .library(name: "Thumbnails", targets: ["Thumbnails"]),
         .library(name: "PolicyLab", targets: ["PolicyLab"]),
+        .library(name: "Batch", targets: ["Batch"]),
         .library(name: "Transcoding", targets: ["Transcoding"]),
         .library(name: "FeedServer", targets: ["FeedServer"]),
         .executable(name: "videofeed", targets: ["videofeed"]),
@@ -46,9 +47,11 @@ let package = Package(
         .target(name: "Feed", dependencies: ["EngineSupport"]),
         .target(name: "Prefetch", dependencies: ["EngineSupport"]),
         .target(name: "FeedPlayer", dependencies: ["Feed", "Media", "Prefetch", "EngineSupport"]),
-        .target(name: "Thumbnails", dependencies: ["Media", "Feed", "EngineSupport"]),
+        // The one batch engine under `thumbs` and `transcode`: plan, shards, locks, temporaries, workers, records.
+        .target(name: "Batch", dependencies: ["Media", "Feed", "EngineSupport"]),
+        .target(name: "Thumbnails", dependencies: ["Batch", "Media", "Feed", "EngineSupport"]),
         .target(name: "PolicyLab", dependencies: ["Prefetch"]),
-        .target(name: "Transcoding", dependencies: ["Media", "Feed", "EngineSupport"]),
+        .target(name: "Transcoding", dependencies: ["Batch", "Media", "Feed", "EngineSupport"]),
         // The web front end's server: the only engine module with Swift package dependencies (Hummingbird and kin).
         .target(
             name: "FeedServer",
@@ -69,6 +72,7 @@ let package = Package(
                 "Feed",
                 "Prefetch",
                 "FeedPlayer",
+                "Batch",
                 "Thumbnails",
                 "PolicyLab",
                 "Transcoding",
@@ -90,6 +94,7 @@ let package = Package(
         .testTarget(name: "PolicyLabTests", dependencies: ["PolicyLab", "Prefetch", "EngineSupport"], exclude: ["Samples"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "Media", "Feed", "EngineSupport", "TestSupport"]),
         .testTarget(name: "TranscodingTests", dependencies: ["Transcoding", "Media", "Feed", "TestSupport"]),
+        .testTarget(name: "BatchTests", dependencies: ["Batch", "Media", "Feed", "TestSupport"]),
         .testTarget(
             name: "FeedServerTests",
             dependencies: [

@@ -1,6 +1,10 @@
 import ArgumentParser
+import Batch
 import Feed
 import Foundation
+import Media
+import Thumbnails
+import Transcoding
 
 /// What the batch commands (`thumbs`, `transcode`) share: reading the whole listing before the output folder is
 /// touched, and which shard this run is.
@@ -110,4 +114,121 @@ struct SourceSecretsOption: ParsableArguments {
         errors; incremental runs do not need the secrets.
         """)
     var recordSourceSecrets = false
+}
+
+/// The options every batch command (`thumbs`, `transcode`) takes: where, how many at once, which shard, how long an
+/// item may take, and how it reports.
+struct BatchOptions: ParsableArguments {
+    @Option(help: "The listing's shape: manifest, cloudinary, pexels or imagefeed. Default: detected.")
+    var feedFormat: FeedFormatOption?
+
+    @Option(help: "Output folder.")
+    var out: String
+
+    @Option(help: "Items made at the same time. Default: the number of cores.")
+    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(help: "Run only shard i of n (0-based), e.g. 2/8.")
+    var shard: String?
+
+    @Option(help: "Number of shards when the index comes from the environment.")
+    var shardCount: Int?
+
+    @Option(help: "Seconds one item may take before it is recorded as failed. Default: 60 for thumbs, 600 for transcode.")
+    var timeLimit: Double?
+
+    @Flag(help: "Redo every item, even unchanged ones.")
+    var force = false
+
+    @Flag(help: """
+        Accept a feed with no valid item, or entries whose id cannot be read, and remove the outputs of every item \
+        not in it. Without it such a run changes nothing (an empty or broken listing is more often a fault than a \
+        feed that really emptied).
+        """)
+    var allowEmptyFeed = false
+
+    @Flag(help: "Print the summary as JSON.")
+    var json = false
+
+    @Flag(name: [.short, .long], help: "No progress output.")
+    var quiet = false
+
+    func validate() throws {
+        try NumberRules.count(jobs, "--jobs", max: NumberRules.maxThreads)
+        if let timeLimit { try NumberRules.timeLimit(timeLimit, "--time-limit") }
+        _ = try resolvedShard()
+    }
+
+    /// `--shard`, or the shard the environment names (``BatchCommandSupport/shard(_:count:)``).
+    func resolvedShard() throws -> Shard { try BatchCommandSupport.shard(shard, count: shardCount) }
+
+    /// The output folder.
+    var output: URL { URL(fileURLWithPath: out) }
+
+    /// Sets what every batch's configuration shares: the open policy, the source secrets and what a partial listing
+    /// keeps.
+    func configure<C: CommandBatchConfiguration>(_ configuration: inout C, page: FeedPage, policy: MediaPolicyOptions,
+                                                secrets: SourceSecretsOption) {
+        configuration.openOptions = policy.applied(to: configuration.openOptions)
+        configuration.recordsSourceSecrets = secrets.recordSourceSecrets
+        (configuration.removesGone, configuration.keptIDs) = BatchCommandSupport.removal(page,
+                                                                                     allowEmptyFeed: allowEmptyFeed)
+    }
+}
+
+/// What ``BatchOptions/configure(_:page:policy:secrets:)`` sets in a batch's configuration.
+protocol CommandBatchConfiguration {
+    var openOptions: OpenOptions { get set }
+    var recordsSourceSecrets: Bool { get set }
+    var removesGone: Bool { get set }
+    var keptIDs: Set<String> { get set }
+}
+
+extension ThumbnailBatch.Configuration: CommandBatchConfiguration {}
+extension TranscodeBatch.Configuration: CommandBatchConfiguration {}
+
+extension BatchCommandSupport {
+    /// What a command's summary calls its made items and its record file: `rendered` and `cards` for `thumbs`,
+    /// `transcoded` and `records` for `transcode`.
+    struct Words {
+        var made: String
+        var records: String
+    }
+
+    /// One batch over `page`: runs it under the watch's stop, reports it (failures on stderr, the summary on stdout)
+    /// and returns whether an item or a listing entry failed.
+    static func pass<B: BatchRunning>(_ batch: B, _ command: String, words: Words, page: FeedPage,
+                                      options: BatchOptions, stop: WatchStop?) throws -> Bool {
+        let summary = try run(command, quiet: options.quiet) { reporter in
+            try WatchStop.during(stop, { batch.stop() }) { try batch.run { reporter.update($0) } }
+        }
+        for failure in summary.failures { Console.error("\(command): \(Console.describe(failure))") }
+        if summary.keptGone > 0 {
+            Console.warning("\(command): \(summary.keptGone) items of the last run are not in this feed; their "
+                            + "outputs and \(words.records) are kept because they may be among the "
+                            + "\(page.skipped.count) entries that could not be read (named above)")
+        }
+        Console.out(options.json ? try json(summary, words: words)
+                        : line(summary, command, words: words, out: options.out))
+        // Invalid feed entries are items that failed too: a feed of nothing but invalid entries is not a success.
+        return !summary.failures.isEmpty || !page.skipped.isEmpty
+    }
+
+    /// `thumbs: 15 items, 15 rendered, 0 skipped, 0 failed, 0 removed, 0.31 s; cards in out/cards.jsonl`.
+    static func line<F>(_ s: BatchSummary<F>, _ command: String, words: Words, out: String) -> String {
+        String(format: "%@: %d items, %d %@, %d skipped, %d failed, %d removed%@, %.2f s; %@ in %@\n",
+               command, s.items, s.made, words.made, s.skipped, s.failures.count, s.removed,
+               s.notReached > 0 ? ", \(s.notReached) not reached (stopped)" : "", s.elapsed, words.records,
+               (out as NSString).appendingPathComponent(s.recordFile.lastPathComponent))
+    }
+
+    /// The summary as one JSON object.
+    static func json<F>(_ s: BatchSummary<F>, words: Words) throws -> String {
+        let object: [String: Any] = [
+            "items": s.items, words.made: s.made, "skipped": s.skipped, "failed": s.failures.count,
+            "removed": s.removed, "not_reached": s.notReached, "seconds": s.elapsed, words.records: s.recordFile.path,
+            "failures": s.failures.map(\.description),
+        ]
+        return try jsonLine(object)
+    }
 }

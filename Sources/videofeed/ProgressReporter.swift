@@ -1,7 +1,6 @@
 import EngineSupport
+import Batch
 import Foundation
-import Thumbnails
-import Transcoding
 
 /// Shows batch progress on stderr: a bar with count, rate and ETA redrawn in place on a terminal, a plain line every
 /// five seconds otherwise, nothing when disabled. Called from worker threads; its state is behind a `Locked`.
@@ -25,20 +24,7 @@ final class ProgressReporter: Sendable {
     }
 
     /// Where a batch stands: items to do, done, failed, seconds so far.
-    struct Progress {
-        var total: Int
-        var done: Int
-        var failed: Int
-        var elapsed: Double
-    }
-
-    func update(_ p: ThumbnailBatch.Progress) {
-        update(Progress(total: p.total, done: p.done, failed: p.failed, elapsed: p.elapsed))
-    }
-
-    func update(_ p: TranscodeBatch.Progress) {
-        update(Progress(total: p.total, done: p.done, failed: p.failed, elapsed: p.elapsed))
-    }
+    typealias Progress = BatchProgress
 
     func update(_ p: Progress) {
         guard enabled else { return }

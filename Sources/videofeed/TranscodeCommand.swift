@@ -189,12 +189,7 @@ struct TranscodeRunCommand: ParsableCommand {
     @OptionGroup var sourceSecrets: SourceSecretsOption
     @OptionGroup var rendition: RenditionOptions
     @OptionGroup var watchOptions: WatchOptions
-
-    @Option(help: "The listing's shape: manifest, cloudinary, pexels or imagefeed. Default: detected.")
-    var feedFormat: FeedFormatOption?
-
-    @Option(help: "Output folder.")
-    var out: String
+    @OptionGroup var batch: BatchOptions
 
     @Option(help: "Preview clip length in seconds (0: no preview).")
     var previewSeconds: Double = 3
@@ -205,86 +200,36 @@ struct TranscodeRunCommand: ParsableCommand {
     @Flag(help: "Make no segments or playlists (fast-start MP4s only).")
     var noSegments = false
 
-    @Option(help: "Items transcoded at the same time. Default: the number of cores.")
-    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
-
-    @Option(help: "Transcode only shard i of n (0-based), e.g. 2/8.")
-    var shard: String?
-
-    @Option(help: "Number of shards when the index comes from the environment.")
-    var shardCount: Int?
-
-    @Option(help: "Seconds one item may take before it is recorded as failed.")
-    var timeLimit: Double = 600
-
-    @Flag(help: "Redo every item, even unchanged ones.")
-    var force = false
-
-    @Flag(help: "Accept a feed with no valid item (and remove the outputs of every item not in it).")
-    var allowEmptyFeed = false
-
-    @Flag(help: "Print the summary as JSON.")
-    var json = false
-
-    @Flag(name: [.short, .long], help: "No progress output.")
-    var quiet = false
-
     func validate() throws {
-        try NumberRules.count(jobs, "--jobs", max: NumberRules.maxThreads)
-        try NumberRules.timeLimit(timeLimit, "--time-limit")
         guard previewSeconds >= 0, previewSeconds <= 60 else {
             throw ValidationError("--preview-seconds must be 0-60.")
         }
         if noMp4 && noSegments { throw ValidationError("--no-mp4 and --no-segments together leave nothing to make.") }
-        try watchOptions.check(shard: try BatchCommandSupport.shard(shard, count: shardCount))
+        try watchOptions.check(shard: try batch.resolvedShard())
     }
 
     func run() throws {
-        var settings = rendition.settings(jobs: jobs)
+        var settings = rendition.settings(jobs: batch.jobs)
         settings.makesMP4 = !noMp4
         settings.makesSegments = !noSegments
         settings.preview = previewSeconds > 0 ? PreviewSettings(seconds: previewSeconds) : nil
-        let shard = try BatchCommandSupport.shard(self.shard, count: shardCount)
-        let recordFile = URL(fileURLWithPath: out).appendingPathComponent(RenditionFile.name(for: shard))
-        let job = BatchJob(command: "transcode", allowEmptyFeed: allowEmptyFeed, quiet: quiet,
+        let shard = try batch.resolvedShard()
+        let recordFile = batch.output.appendingPathComponent(RenditionFile.name(for: shard))
+        let job = BatchJob(command: "transcode", allowEmptyFeed: batch.allowEmptyFeed, quiet: batch.quiet,
                            previousCount: { RenditionFile.read(recordFile).records.count },
                            pass: { page, stop in try pass(page, settings: settings, shard: shard, stop: stop) })
-        try job.run(feedSource, format: feedFormat?.feedFormat, options: watchOptions)
+        try job.run(feedSource, format: batch.feedFormat?.feedFormat, options: watchOptions)
     }
 
     /// One batch over `page`: transcodes, reports, and returns whether an item or a listing entry failed.
     private func pass(_ page: FeedPage, settings: TranscodeSettings, shard: Shard, stop: WatchStop?) throws -> Bool {
         var configuration = TranscodeBatch.Configuration(
-            output: URL(fileURLWithPath: out), settings: settings, jobs: jobs, timeLimit: timeLimit, force: force,
-            shard: shard)
-        configuration.openOptions = policy.applied(to: configuration.openOptions)
-        configuration.recordsSourceSecrets = sourceSecrets.recordSourceSecrets
-        (configuration.removesGone, configuration.keptIDs) = BatchCommandSupport.removal(page,
-                                                                                     allowEmptyFeed: allowEmptyFeed)
-        let batch = TranscodeBatch(feed: page.items, configuration: configuration)
-        let summary = try BatchCommandSupport.run("transcode", quiet: quiet) { reporter in
-            try WatchStop.during(stop, { batch.stop() }) { try batch.run { reporter.update($0) } }
-        }
-        for failure in summary.failures { Console.error("transcode: \(Console.safe(failure.description))") }
-        Console.out(json ? try Self.json(summary) : Self.line(summary, out: out))
-        return !summary.failures.isEmpty || !page.skipped.isEmpty
-    }
-
-    static func line(_ s: TranscodeBatch.Summary, out: String) -> String {
-        String(format: "transcode: %d items, %d transcoded, %d skipped, %d failed, %d removed%@, %.2f s; "
-                       + "records in %@\n",
-               s.items, s.transcoded, s.skipped, s.failures.count, s.removed,
-               s.notReached > 0 ? ", \(s.notReached) not reached (stopped)" : "", s.elapsed,
-               (out as NSString).appendingPathComponent(s.recordFile.lastPathComponent))
-    }
-
-    static func json(_ s: TranscodeBatch.Summary) throws -> String {
-        let object: [String: Any] = [
-            "items": s.items, "transcoded": s.transcoded, "skipped": s.skipped, "failed": s.failures.count,
-            "removed": s.removed, "not_reached": s.notReached, "seconds": s.elapsed, "records": s.recordFile.path,
-            "failures": s.failures.map(\.description),
-        ]
-        return try BatchCommandSupport.jsonLine(object)
+            output: batch.output, settings: settings, jobs: batch.jobs, timeLimit: batch.timeLimit ?? 600,
+            force: batch.force, shard: shard)
+        batch.configure(&configuration, page: page, policy: policy, secrets: sourceSecrets)
+        return try BatchCommandSupport.pass(TranscodeBatch(feed: page.items, configuration: configuration),
+                                            "transcode", words: .init(made: "transcoded", records: "records"),
+                                            page: page, options: batch, stop: stop)
     }
 }
 

@@ -119,4 +119,34 @@ import Testing
             .images.first)
         #expect(square.width == 320 && square.height == 320, "\(square.width)x\(square.height)")
     }
+
+    /// GIVEN one output folder shared by shards (a volume two pods mount) holding temporaries that killed or live
+    /// writers left — an image of each item and each shard's card file, all with a process id this machine does not
+    /// have — WHEN shard 0 of 2 runs THEN it removes its own items' and card file's temporaries and none of shard 1's.
+    @Test("a thumbs shard removes only its own items' temporaries, never another shard's on a shared folder")
+    func shardTemporaries() throws {
+        let out = try TestFixtures.temporaryFolder("thumbs-shard-tmp")
+        let names = ["hevc.mp4", "vp9.webm", "av1.mp4", "h264_portrait.mp4", "rotate90.mp4", "image.png"]
+        let items = names.map {
+            FeedItem(publicID: ($0 as NSString).deletingPathExtension, createdAt: Date(),
+                     source: URL(fileURLWithPath: TestFixtures.media($0)))
+        }
+        let half0 = Shard(index: 0, count: 2)!
+        let mine = items.filter { half0.contains($0.publicID) }.map(\.publicID)
+        let theirs = items.filter { !half0.contains($0.publicID) }.map(\.publicID)
+        #expect(!mine.isEmpty && !theirs.isEmpty)
+        let foreign = "4194400"  // above Linux's largest pid_max: a writer on another host, as seen from here
+        func temporary(_ name: String) -> URL { out.appendingPathComponent(".\(name).tmp-\(foreign)-3") }
+        for id in mine + theirs { try Data("x".utf8).write(to: temporary("\(id).jpg")) }
+        try Data("x".utf8).write(to: temporary("cards-0-of-2.jsonl"))
+        try Data("x".utf8).write(to: temporary("cards-1-of-2.jsonl"))
+
+        let summary = try ThumbnailBatch(feed: items, configuration: .init(output: out, jobs: 2, shard: half0)).run()
+        #expect(summary.rendered == mine.count && summary.failures.isEmpty)
+        let exists = { (url: URL) in FileManager.default.fileExists(atPath: url.path) }
+        for id in mine { #expect(!exists(temporary("\(id).jpg")), "\(id)") }
+        #expect(!exists(temporary("cards-0-of-2.jsonl")))
+        for id in theirs { #expect(exists(temporary("\(id).jpg")), "\(id)") }
+        #expect(exists(temporary("cards-1-of-2.jsonl")))
+    }
 }

@@ -54,6 +54,9 @@ public final class RecordJournal<Record: Sendable>: Sendable {
         if due { try flush() }
     }
 
+    /// Every record, the carried-over ones and those added in this run.
+    public var records: [Record] { state.withLock { Array($0.records.values) } }
+
     /// Writes every record to the file, atomically.
     public func flush() throws {
         try writing.withLock { _ in
