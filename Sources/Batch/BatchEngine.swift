@@ -29,6 +29,7 @@ public struct BatchSettings: Sendable {
     /// Whether a record keeps its source URL whole, secrets included; off: ``Redaction/redacted(_:)``.
     public var recordsSourceSecrets: Bool
 
+    /// Settings with every item's outputs and records removed when it is gone, and sources recorded redacted.
     public init(output: URL, jobs: Int, timeLimit: Double?, force: Bool, shard: Shard, openOptions: OpenOptions,
                 removesGone: Bool = true, keptIDs: Set<String> = [], recordsSourceSecrets: Bool = false) {
         self.output = output
@@ -54,6 +55,7 @@ public struct BatchProgress: Sendable {
     /// Seconds since the batch started.
     public var elapsed: Double
 
+    /// Progress of `done` items of `total`, `failed` of them, `elapsed` seconds in.
     public init(total: Int, done: Int, failed: Int, elapsed: Double) {
         self.total = total
         self.done = done
@@ -88,14 +90,17 @@ public struct BatchSummary<Failure: Error & Sendable & CustomStringConvertible>:
 /// Runs a batch over a feed in one process, `jobs` items at a time, each under a time limit; a failing item is
 /// recorded as failed and the batch goes on. What an item is and how it is made comes from a ``BatchMaker``.
 ///
-/// - **Incremental**: an item whose record is current (``isCurrent(_:stamp:)``) is skipped; a URL item
+/// - **Incremental**: an item whose record is current (a success made from its source version with this run's
+///   ``BatchMaker/fingerprint``, every file it lists there) is skipped; a URL item
 ///   without version facts in the listing is checked with a `HEAD` request by its worker.
 /// - **Resumable**: the record file starts with every record of the last run that still stands (those of the items
 ///   to redo included) and is rewritten whole and atomically about once a second (``RecordJournal``), so a killed
 ///   run loses at most a second of records and a rerun redoes only what has no current record.
 /// - **Removal after the record file**: outputs of items gone from the feed, and outputs an item's new record no
-///   longer names, are removed after the last flush, and only those no record names: a file is never missing while
-///   a record lists it, nor removed when another item now writes it.
+///   longer names, are removed right after the first write of the record file that no longer names them (the start
+///   flush for gone items, within about a second for a redone one), and never one that a record in this shard's file
+///   names: a file is not missing while the record file lists it, nor removed when another item of the shard now
+///   writes it.
 /// - **Shards** (``Shard``) run side by side on one folder, on one machine or many sharing a volume: an unsharded run
 ///   holds the folder alone (``OutputLock``); a shard holds its own record file.
 /// - **Temporaries**: a killed writer leaves `.<name>.tmp-<pid>-<n>` files and staging folders, never a half-written
@@ -188,16 +193,23 @@ public final class BatchEngine<Maker: BatchMaker>: Sendable {
             }
         }
         let todo = pending
+        // Outputs that their item's record named and may name no more: the gone items' now, the redone items' as
+        // they finish. Each flush removes those the file it wrote no longer names (``removeUnnamed``).
+        let stale = Locked<[StaleOutput]>(removed.flatMap { record in
+            maker.outputs(of: record).map { StaleOutput(id: maker.id(of: record), path: $0) }
+        })
         let journal = RecordJournal(records: kept + keptGone + todo.compactMap(\.1), file: recordURL,
                                     key: { [maker] in maker.id(of: $0) },
-                                    write: { [maker] in try maker.writeRecords($0, to: $1) })
+                                    write: { [maker, folder] records, url in
+                                        try maker.writeRecords(records, to: url)
+                                        Self.removeUnnamed(stale, written: records, maker: maker, folder: folder)
+                                    })
         try journal.flush()
         let flusher = journal.startPeriodicFlush()
 
         let nextIndex = Atomic<Int>(0)
         let lateSkips = Atomic<Int>(0)
         let failures = Locked<[Maker.Failure]>([])
-        let stale = Locked<[String]>(removed.flatMap { maker.outputs(of: $0) })
         let group = DispatchGroup()
         for worker in 0..<min(settings.jobs, max(1, todo.count)) {
             DispatchQueue(label: "BatchEngine.worker.\(worker)", qos: .userInitiated).async(group: group) {
@@ -209,12 +221,13 @@ public final class BatchEngine<Maker: BatchMaker>: Sendable {
                     let (record, failure, skipped) = self.process(item, previous: previous)
                     if let failure { failures.withLock { $0.append(failure) } }
                     if skipped { lateSkips.wrappingAdd(1, ordering: .relaxed) }
-                    if let previous {
+                    let done = journal.record(record)
+                    if let previous, !(failure.map { self.maker.keepsOutputs(of: previous, after: $0) } ?? false) {
                         let now = Set(self.maker.outputs(of: record))
                         let old = self.maker.outputs(of: previous).filter { !now.contains($0) }
+                            .map { StaleOutput(id: item.publicID, path: $0) }
                         if !old.isEmpty { stale.withLock { $0 += old } }
                     }
-                    let done = journal.record(record)
                     try? journal.flushIfDue()
                     if let progress {
                         let failed = failures.withLock { $0.count }
@@ -227,16 +240,9 @@ public final class BatchEngine<Maker: BatchMaker>: Sendable {
         group.wait()
         flusher.cancel()
         // Items not reached after a stop already have their previous records in the journal (it starts with them).
+        // The last flush writes every item's final record, so it removes every stale output left.
         let reached = min(nextIndex.load(ordering: .relaxed), todo.count)
         try journal.flush()
-        // Only now does no record name them: remove old outputs and gone items', except what a record names today.
-        let named = Set(journal.records.flatMap { maker.outputs(of: $0) })
-        for path in Set(stale.withLock { $0 }) where !named.contains(path) {
-            switch maker.outputKind {
-            case .files: try? folder.remove(path)
-            case .folders: try? folder.removeFolder(path)
-            }
-        }
         let failed = failures.withLock { $0 }
         let skippedLate = lateSkips.load(ordering: .relaxed)
         return BatchSummary(items: items.count, made: reached - skippedLate - failed.count,
@@ -244,6 +250,45 @@ public final class BatchEngine<Maker: BatchMaker>: Sendable {
                             failures: failed.sorted { $0.description < $1.description },
                             removed: removed.count, keptGone: keptGone.count, recordFile: recordURL,
                             elapsed: Self.seconds(since: started), notReached: todo.count - reached)
+    }
+
+    /// An output that item `id`'s record named before this run.
+    struct StaleOutput: Sendable {
+        var id: String
+        var path: String
+    }
+
+    /// Run after each write of the record file, with the records it holds: removes each stale output that no record
+    /// in the file names, forgets those another item's record names now (its files today), and keeps for a later
+    /// flush those that their own item's record in the file still names (the item's new record came after this
+    /// snapshot). So a file is never missing while the record file names it, and at most the moment between a
+    /// write and its removals can leave one that nothing names (the process killed right then). Paths compare
+    /// case-insensitively, as output clashes do: on a case-insensitive volume `Clip.jpg` is `clip.jpg`.
+    static func removeUnnamed(_ stale: Locked<[StaleOutput]>, written: [Maker.Record], maker: Maker,
+                              folder: OutputFolder) {
+        var byID: [String: Set<String>] = [:]
+        var named = Set<String>()
+        for record in written {
+            let outputs = maker.outputs(of: record).map { $0.lowercased() }
+            byID[maker.id(of: record)] = Set(outputs)
+            named.formUnion(outputs)
+        }
+        let due: [String] = stale.withLock { list in
+            var due: [String] = []
+            list = list.filter { entry in
+                let key = entry.path.lowercased()
+                if byID[entry.id]?.contains(key) == true { return true }
+                if !named.contains(key) { due.append(entry.path) }
+                return false
+            }
+            return due
+        }
+        for path in due {
+            switch maker.outputKind {
+            case .files: try? folder.remove(path)
+            case .folders: try? folder.removeFolder(path)
+            }
+        }
     }
 
     /// Whether `record` was made from this version of the source with this run's options and its files are all
@@ -286,6 +331,7 @@ public final class BatchEngine<Maker: BatchMaker>: Sendable {
 
 /// A batch a command runs and can stop: ``BatchEngine`` itself, or a kind of batch built on it.
 public protocol BatchRunning: Sendable {
+    /// Why one item failed.
     associatedtype Failure: Error & Sendable & CustomStringConvertible
     /// Asks the batch to take no new items.
     func stop()
@@ -294,5 +340,6 @@ public protocol BatchRunning: Sendable {
 }
 
 extension BatchEngine: BatchRunning {
+    /// Why one item failed: the maker's failure.
     public typealias Failure = Maker.Failure
 }

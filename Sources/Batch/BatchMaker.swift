@@ -6,8 +6,8 @@ import Media
 /// engine does everything else — the plan, shards, locks, temporaries, workers, the time limit, the record file,
 /// removing what no record names any more, progress and the summary.
 ///
-/// `thumbs` supplies thumbnails and cards (``ThumbnailBatch``), `transcode` renditions and rendition records
-/// (``TranscodeBatch``).
+/// `thumbs` supplies thumbnails and cards (Thumbnails' `ThumbnailMaker`), `transcode` renditions and rendition
+/// records (Transcoding's `TranscodeMaker`).
 public protocol BatchMaker: Sendable {
     /// One line of the record file: what the batch did for one item.
     associatedtype Record: Sendable
@@ -40,6 +40,13 @@ public protocol BatchMaker: Sendable {
     /// Makes one item under its deadline and returns its record; never throws: a failure is recorded in the record
     /// and returned beside it.
     func make(_ item: BatchItem, previous: Record?) -> (record: Record, failure: Failure?)
+    /// Whether an item that failed with `failure` keeps the outputs its `previous` record named (they are not
+    /// removed although its new record names none). False unless a maker says otherwise.
+    func keepsOutputs(of previous: Record, after failure: Failure) -> Bool
+}
+
+extension BatchMaker {
+    public func keepsOutputs(of previous: Record, after failure: Failure) -> Bool { false }
 }
 
 /// What an incremental run compares in a record.
@@ -53,6 +60,7 @@ public struct BatchRecordFacts: Sendable {
     /// Every file it lists, relative to the output folder.
     public var files: [String]
 
+    /// The facts of one record.
     public init(ok: Bool, stamp: SourceStamp, fingerprint: String, files: [String]) {
         self.ok = ok
         self.stamp = stamp
@@ -78,6 +86,7 @@ public struct BatchOutputName: Sendable, Hashable {
     /// A regular expression the output's name matches whole (no anchors).
     public var pattern: String
 
+    /// The outputs in `folder` whose names match `pattern`.
     public init(folder: String, pattern: String) {
         self.folder = folder
         self.pattern = pattern

@@ -102,7 +102,7 @@ public final class ThumbnailBatch: Sendable {
         try engine.run(progress: progress)
     }
 
-    /// See ``clashes``. Paths compare case-insensitively, as they would on a case-insensitive file system.
+    /// The items whose outputs clash with an earlier item's (``ThumbnailMaker/clashes``). Paths compare case-insensitively, as they would on a case-insensitive file system.
     static func outputClashes(_ ids: [String], options: ThumbnailOptions) -> [String: (other: String, path: String)] {
         var files: [String: String] = [:]    // lowercased output path → owner
         var folders: [String: String] = [:]  // lowercased folder an output needs → owner
@@ -144,13 +144,6 @@ extension BatchSummary where Failure == ThumbnailBatch.Error {
     public var rendered: Int { made }
     /// The card file written.
     public var cardFile: URL { recordFile }
-}
-
-extension OutputLock {
-    /// The locks of one thumbnail run over `shard` in `output` (``OutputLock/forRun(in:shardFile:)``).
-    static func forRun(in output: URL, shard: Shard) throws -> [OutputLock] {
-        try forRun(in: output, shardFile: shard.count == 1 ? nil : shard.cardFileName)
-    }
 }
 
 extension ThumbnailBatch: BatchRunning {}

@@ -30,9 +30,17 @@ struct ThumbnailMaker: BatchMaker {
                          fingerprint: card.options, files: card.thumbnails)
     }
 
+    /// An item that clashes writes nothing: the names are the earlier item's, whose temporaries they would be.
     func outputNames(of publicID: String) -> [BatchOutputName] {
+        if clashes[publicID] != nil { return [] }
         let relative = OutputPath.relative(for: publicID)
         return ThumbnailBatch.outputSuffixes(configuration.options).map { .exactly(relative + $0) }
+    }
+
+    /// An item that clashes writes nothing and removes nothing: its previous images may be the earlier item's now.
+    func keepsOutputs(of previous: ThumbnailCard, after failure: ThumbnailBatch.Error) -> Bool {
+        if case .outputClash = failure { return true }
+        return false
     }
 
     /// Renders one item under its deadline and writes its images; never throws.

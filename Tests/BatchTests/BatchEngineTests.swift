@@ -1,4 +1,5 @@
-import Batch
+@testable import Batch
+import EngineSupport
 import Feed
 import Foundation
 import Media
@@ -25,6 +26,8 @@ struct TextMaker: BatchMaker {
     var outputs: [String: [String]] = [:]
     /// Items that fail.
     var failing: Set<String> = []
+    /// Failing items that keep their previous outputs.
+    var keeping: Set<String> = []
 
     func recordFileName(for shard: Shard) -> String {
         shard.count == 1 ? "records.jsonl" : "records-\(shard.index)-of-\(shard.count).jsonl"
@@ -42,6 +45,7 @@ struct TextMaker: BatchMaker {
     func outputNames(of publicID: String) -> [BatchOutputName] {
         (outputs[publicID] ?? [publicID + ".txt"]).map { .exactly($0) }
     }
+    func keepsOutputs(of previous: Record, after failure: Failure) -> Bool { keeping.contains(failure.item) }
     func make(_ item: BatchItem, previous: Record?) -> (record: Record, failure: Failure?) {
         let id = item.item.publicID
         var record = Record(id: id, files: [], size: item.stamp.size, mtime: item.stamp.mtime, ok: true)
@@ -69,6 +73,7 @@ struct TextMaker: BatchMaker {
         try FileManager.default.createDirectory(at: sources, withIntermediateDirectories: true)
         return try ids.map { id in
             let url = sources.appendingPathComponent(id)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data(id.utf8).write(to: url)
             return FeedItem(publicID: id, createdAt: Date(timeIntervalSince1970: 0), source: url)
         }
@@ -90,16 +95,21 @@ struct TextMaker: BatchMaker {
     func shardTemporaries() throws {
         let root = try TestFixtures.temporaryFolder("batch-shards")
         let out = root.appendingPathComponent("out")
-        let ids = (0..<12).map { "item-\($0)" }
+        // Some items live in a subfolder (a public_id with a slash): their temporaries are there too.
+        let ids = (0..<12).map { "item-\($0)" } + (0..<6).map { "sub/deep-\($0)" }
         let feed = try Self.feed(ids, in: root)
         let halves = [Shard(index: 0, count: 2)!, Shard(index: 1, count: 2)!]
         let owned = halves.map { shard in ids.filter { shard.contains($0) } }
         #expect(owned.allSatisfy { !$0.isEmpty })
-        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: out.appendingPathComponent("sub"), withIntermediateDirectories: true)
         // What killed writers left, or live writers on other hosts are writing: each item's temporary, each shard's
         // record file's, and a hidden file that is no one's temporary.
         func plant(_ name: String) throws { try Data("x".utf8).write(to: out.appendingPathComponent(name)) }
-        for id in ids { try plant(".\(id).txt.tmp-\(Self.foreignPID)-7") }
+        func temporary(_ id: String) -> String {
+            let name = (id as NSString).lastPathComponent, folder = (id as NSString).deletingLastPathComponent
+            return (folder.isEmpty ? "" : folder + "/") + ".\(name).txt.tmp-\(Self.foreignPID)-7"
+        }
+        for id in ids { try plant(temporary(id)) }
         for shard in halves { try plant(".records-\(shard.index)-of-2.jsonl.tmp-\(Self.foreignPID)-9") }
         try plant(".notes.tmp-\(Self.foreignPID)-1")
 
@@ -108,10 +118,10 @@ struct TextMaker: BatchMaker {
                                           maker: TextMaker(output: out)).run()
             #expect(summary.made == owned[n].count && summary.failures.isEmpty)
             // This shard's own are gone; the other shard's (not yet run) and the stranger's stay.
-            for id in owned[n] { #expect(!Self.exists(out, ".\(id).txt.tmp-\(Self.foreignPID)-7"), "\(id)") }
+            for id in owned[n] { #expect(!Self.exists(out, temporary(id)), "\(id)") }
             #expect(!Self.exists(out, ".records-\(shard.index)-of-2.jsonl.tmp-\(Self.foreignPID)-9"))
             if n == 0 {
-                for id in owned[1] { #expect(Self.exists(out, ".\(id).txt.tmp-\(Self.foreignPID)-7"), "\(id)") }
+                for id in owned[1] { #expect(Self.exists(out, temporary(id)), "\(id)") }
                 #expect(Self.exists(out, ".records-1-of-2.jsonl.tmp-\(Self.foreignPID)-9"))
             }
             #expect(Self.exists(out, ".notes.tmp-\(Self.foreignPID)-1"))
@@ -176,5 +186,47 @@ struct TextMaker: BatchMaker {
         #expect(summary.notReached == 3 && summary.made == 0)
         #expect(maker.readRecords(from: summary.recordFile).map(\.id).sorted() == ["a", "b", "c"])
         for name in ["a.txt", "b.txt", "c.txt"] { #expect(Self.exists(out, name)) }
+    }
+
+    @Test("a failed item whose maker keeps its outputs (a thumbs output clash) removes none of them")
+    func failureKeeps() throws {
+        let root = try TestFixtures.temporaryFolder("batch-keep")
+        let out = root.appendingPathComponent("out")
+        let feed = try Self.feed(["a", "b"], in: root)
+        var maker = TextMaker(output: out)
+        _ = try BatchEngine(feed: feed, settings: Self.settings(out), maker: maker).run()
+        for item in feed { try Data("new".utf8).write(to: item.source) }
+        maker.failing = ["a", "b"]
+        maker.keeping = ["a"]
+        let summary = try BatchEngine(feed: feed, settings: Self.settings(out), maker: maker).run()
+        #expect(summary.failures.count == 2)
+        #expect(Self.exists(out, "a.txt") && !Self.exists(out, "b.txt"))
+    }
+
+    /// What each write of the record file does with the stale outputs: the file holds a's old record (naming
+    /// a-old.txt), b's new one (naming shared.txt and, in other letters, CLIP.txt), and nothing of gone.
+    @Test("after a write, a stale output its own record still names waits; one another record names stays; the rest go")
+    func removeUnnamed() throws {
+        let out = try TestFixtures.temporaryFolder("batch-unnamed")
+        for name in ["a-old.txt", "shared.txt", "clip.txt", "gone.txt", "b-old.txt"] {
+            try Data("x".utf8).write(to: out.appendingPathComponent(name))
+        }
+        typealias Engine = BatchEngine<TextMaker>
+        let stale = Locked<[Engine.StaleOutput]>([
+            .init(id: "a", path: "a-old.txt"), .init(id: "a", path: "shared.txt"), .init(id: "gone", path: "gone.txt"),
+            .init(id: "gone", path: "clip.txt"), .init(id: "b", path: "b-old.txt"),
+        ])
+        let written = [
+            TextMaker.Record(id: "a", files: ["a-old.txt"], ok: true),
+            TextMaker.Record(id: "b", files: ["shared.txt", "CLIP.txt"], ok: true),
+        ]
+        Engine.removeUnnamed(stale, written: written, maker: TextMaker(output: out), folder: OutputFolder(out))
+        #expect(stale.withLock { $0.map(\.path) } == ["a-old.txt"])
+        #expect(Self.exists(out, "a-old.txt") && Self.exists(out, "shared.txt") && Self.exists(out, "clip.txt"))
+        #expect(!Self.exists(out, "gone.txt") && !Self.exists(out, "b-old.txt"))
+        // The next write holds a's new record: its old file goes.
+        Engine.removeUnnamed(stale, written: [TextMaker.Record(id: "a", files: ["a.txt"], ok: true)],
+                             maker: TextMaker(output: out), folder: OutputFolder(out))
+        #expect(stale.withLock { $0 }.isEmpty && !Self.exists(out, "a-old.txt"))
     }
 }

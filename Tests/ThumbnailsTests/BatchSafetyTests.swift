@@ -23,7 +23,7 @@ import Testing
         }
 
         // An unsharded run in progress: no other run, sharded or not, and no merge.
-        var held = try OutputLock.forRun(in: out, shard: .all)
+        var held = try OutputLock.forRun(in: out, shardFile: nil)
         #expect(refused { _ = try batch(.all).run() })
         #expect(refused { _ = try batch(half0).run() })
         #expect(refused { _ = try CardFile.merge(in: out) })
@@ -31,7 +31,7 @@ import Testing
         held.forEach { $0.release() }
 
         // Shard 0 of 2 in progress: shard 1 runs beside it; shard 0 again, an unsharded run and a merge do not.
-        held = try OutputLock.forRun(in: out, shard: half0)
+        held = try OutputLock.forRun(in: out, shardFile: half0.cardFileName)
         #expect(refused { _ = try batch(half0).run() })
         #expect(refused { _ = try batch(.all).run() })
         #expect(refused { _ = try CardFile.merge(in: out) })
