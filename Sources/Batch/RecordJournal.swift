@@ -4,7 +4,7 @@ import EngineSupport
 
 /// The records of a running batch (one per item, by `public_id`), shared by its workers, and their periodic atomic
 /// flush to the batch's record file (`cards.jsonl`, `renditions.jsonl`). Its state is behind a ``Locked``; flushes
-/// are serialised by a second one, so two workers never write the file at the same time.
+/// are serialised by a ``Lock``, so two workers never write the file at the same time.
 public final class RecordJournal<Record: Sendable>: Sendable {
     private struct State: Sendable {
         var records: [String: Record]
@@ -15,7 +15,9 @@ public final class RecordJournal<Record: Sendable>: Sendable {
     }
 
     private let state: Locked<State>
-    private let writing = Locked(())
+    /// Held while the file is written (a bare lock: it guards no value, and a `Locked<Void>` made ThreadSanitizer
+    /// report an exclusivity race on its zero-sized value between two flushes that the lock serialised).
+    private let writing = Lock()
     private let file: URL
     private let key: @Sendable (Record) -> String
     private let write: @Sendable ([Record], URL) throws -> Void
@@ -54,12 +56,9 @@ public final class RecordJournal<Record: Sendable>: Sendable {
         if due { try flush() }
     }
 
-    /// Every record, the carried-over ones and those added in this run.
-    public var records: [Record] { state.withLock { Array($0.records.values) } }
-
     /// Writes every record to the file, atomically.
     public func flush() throws {
-        try writing.withLock { _ in
+        try writing.withLock {
             let snapshot = state.withLock { s in
                 s.dirty = false
                 s.lastFlush = DispatchTime.now()
