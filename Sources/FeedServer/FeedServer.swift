@@ -8,6 +8,7 @@ import Media
 import HummingbirdCore
 import NIOCore
 import Prefetch
+import ServiceLifecycle
 
 /// `videofeed serve`: the web feed on Hummingbird 2 — the page, the paged listing, media made on demand and ahead
 /// of each viewer, the viewers' WebSocket and `/metrics`. docs/serve.md is the HTTP contract.
@@ -32,6 +33,9 @@ public struct FeedServer: Sendable {
         /// The watch of the feed's source (``SourceWatch``), when the listing follows it: the catalog reads the source
         /// again after each change, viewers' windows are planned again and the page is told. Nil: read once.
         public var watch: SourceWatch?
+        /// Seconds a graceful shutdown (``FeedServer/shutDownGracefully()``, SIGTERM, SIGINT) waits for the requests
+        /// under way before it cancels them: below an orchestrator's kill deadline (Kubernetes: 30 s).
+        public var shutdownGrace: Double = 20
 
         /// The defaults.
         public init() {}
@@ -44,6 +48,8 @@ public struct FeedServer: Sendable {
     let web: WebFiles
     /// The open connections, counted against ``ConnectionLimits/maxConnections``.
     let connections: ConnectionRegistry
+    /// The running service group, for ``shutDownGracefully()``.
+    let stopper = GracefulStop()
 
     /// Connections open now.
     public var openConnections: Int { connections.open }
@@ -59,7 +65,8 @@ public struct FeedServer: Sendable {
         web = try WebFiles.load()
     }
 
-    /// Serves until the task is cancelled or the process gets SIGINT/SIGTERM; `onListening` gets the bound port.
+    /// Serves until the task is cancelled (everything stops at once) or a graceful shutdown: SIGINT, SIGTERM or
+    /// ``shutDownGracefully()``. `onListening` gets the bound port.
     /// - Throws: when the address cannot be bound.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let router = Router(context: ServeContext.self)
@@ -71,7 +78,7 @@ public struct FeedServer: Sendable {
             httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.maxHeaderBytes,
                                             maxHeaderListSize: limits.maxHeaderBytes, maxHeaderFieldCount: 100))
         let channel = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: .init(maxFrameSize: 1 << 14))
-        var app = Application(
+        let app = Application(
             router: router,
             server: HTTPServerBuilder { responder in
                 GuardedChannel(inner: HTTP1WebSocketUpgradeChannel(responder: responder,
@@ -84,31 +91,35 @@ public struct FeedServer: Sendable {
                 await onListening(channel.localAddress?.port ?? 0)
             },
             logger: logger)
-        let engine = self.engine, logger = self.logger, warm = options.warmItems
-        app.beforeServerStarts {
-            // Prepare the first items before the first viewer comes.
-            Task.detached {
-                do {
-                    for index in 0..<warm {
-                        guard let entry = try await engine.catalog.entry(at: index) else { break }
-                        _ = try? await engine.manifest(for: entry)
-                    }
-                } catch {
-                    logger.warning("feed: \(Redaction.redacted(String(describing: error)))")
-                }
-            }
+        // One group (ServeServices.swift): a graceful shutdown stops the warm-up, then the source's watch, then the
+        // HTTP server, which answers the requests under way, and the engine's pool last.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: EngineService(engine: engine)),
+            .init(service: app),
+        ]
+        if let watch = options.watch {
+            services.append(.init(service: SourceFollowService(watch: watch, engine: engine, hub: hub, logger: logger)))
         }
-        // A watched source: read again after each change, until the server stops.
-        let follower = options.watch.map { watch in
-            Task.detached { [hub] in await Self.follow(watch, engine: engine, hub: hub, logger: logger) }
-        }
+        services.append(.init(service: WarmUpService(engine: engine, count: options.warmItems, logger: logger),
+                              successTerminationBehavior: .ignore))
+        var configuration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint],
+                                                      logger: logger)
+        configuration.maximumGracefulShutdownDuration = .milliseconds(Int64(options.shutdownGrace * 1000))
+        let group = ServiceGroup(configuration: configuration)
         defer {
+            stopper.ended()
             options.watch?.stop()
-            follower?.cancel()
             engine.shutdown()
         }
-        try await app.runService()
+        if stopper.started(group) { await group.triggerGracefulShutdown() }
+        try await group.run()
     }
+
+    /// Stops a running server as SIGTERM does: the warm-up and the source's watch stop, the server takes no new
+    /// connection and answers the requests under way (their work still runs, for at most
+    /// ``Options/shutdownGrace`` seconds, after which it is cancelled), then the engine's pool shuts down and
+    /// ``run(onListening:)`` returns. Asked before the server runs, it stops as soon as it starts.
+    public func shutDownGracefully() async { await stopper.ask() }
 
     /// Reads the source again each time `watch` says it may have changed; a change is counted, logged, and handed
     /// to the viewers (``ViewerHub/feedChanged(_:generation:total:head:)``).
@@ -475,6 +486,12 @@ struct ErrorLogging: RouterMiddleware {
 /// cancelled; a half-closed client reads it and waits, and gets its answer (the probe is repeated each second, so a
 /// later close is seen too). No probe is written once the answer may have started: the watch's flag is cleared before
 /// the request's handler returns, and a probe reads it and writes in one event-loop task.
+///
+/// Not Hummingbird's inbound-close cancellation (`RequestBody.consumeWithCancellationOnInboundClose`), which was tried
+/// in this place: a client that half-closed after its request got a 503 and no segment
+/// (`ServeAttackTests.aClientThatHalfClosesAfterItsRequestStillGetsTheSegment` failed), and every connection whose
+/// request waited for a job was closed after its answer (the next request on it got none), where a page's kept-alive
+/// connections carry one segment after another.
 enum HangUpWatch {
     /// Runs `body` in a task of its own, cancelled when the client hangs up (``start(_:probing:hungUp:)``) or the
     /// calling task is cancelled.

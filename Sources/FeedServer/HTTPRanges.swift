@@ -9,6 +9,13 @@ import NIOCore
 /// `Content-Range`, or 416 when unsatisfiable, and `If-Range`: a range is served only when its validator is this
 /// file's ETag (strong comparison); anything else gets the whole file. A header with several ranges gets the whole
 /// file (200), as RFC 9110 allows. The body is read from disk as it is sent.
+///
+/// Not Hummingbird's `FileMiddleware` over a file provider: it serves files that exist (anything else is its 404 or the
+/// next responder), where a media file is made on demand with its own answers (410 for a removed item, 404 with
+/// `X-Segment-Count` past the end, 422 for an item that cannot be made); and its ETag is made from the file's
+/// modification time and size, so the same bytes made again after an eviction, or by a replica with a cache of its
+/// own, get another ETag and a client's `If-None-Match` and `If-Range` miss. This one is the cache key's hash and the
+/// size, the same wherever and whenever the (deterministic) bytes are made.
 enum HTTPRanges {
     /// The ETag of the file at cache key `key` with `count` bytes.
     static func etag(key: String, count: Int) -> String { "\"\(StableHash.short(key))-\(count)\"" }

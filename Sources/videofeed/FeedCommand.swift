@@ -4,7 +4,7 @@ import Feed
 import Foundation
 
 /// `videofeed feed [SOURCE]`: lists a feed's items as a table or as a JSON manifest.
-struct FeedCommand: ParsableCommand {
+struct FeedCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "feed",
         abstract: "List a feed: public_id, created_at and source of each item.",
@@ -32,7 +32,7 @@ struct FeedCommand: ParsableCommand {
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1.") }
     }
 
-    func run() throws {
+    func run() async throws {
         let listing: FeedListing
         do {
             let loader = try feedSource.makeLoader(format: format?.feedFormat, for: .browse)
@@ -40,15 +40,16 @@ struct FeedCommand: ParsableCommand {
         } catch {
             Self.fail(error)
         }
-        switch BlockingTask.run({ try await listing.render() }) {
-        case .success(let output):
-            for line in output.diagnostics { FileHandle.standardError.write(Data((line + "\n").utf8)) }
-            FileHandle.standardOutput.write(Data(output.text.utf8))
-            // Exit 1 when entries were invalid: they are items of the feed that could not be listed.
-            if output.invalidEntries > 0 { Self.exit(withError: ExitCode(ExitStatus.someFailed)) }
-        case .failure(let error):
+        let output: FeedListing.Output
+        do {
+            output = try await listing.render()
+        } catch {
             Self.fail(error)
         }
+        for line in output.diagnostics { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+        FileHandle.standardOutput.write(Data(output.text.utf8))
+        // Exit 1 when entries were invalid: they are items of the feed that could not be listed.
+        if output.invalidEntries > 0 { Self.exit(withError: ExitCode(ExitStatus.someFailed)) }
     }
 
     /// Prints one line to stderr and exits with status 2: the feed could not be listed at all.

@@ -6,7 +6,7 @@ import Logging
 import Media
 
 /// `videofeed serve [SOURCE]`: the web feed (page, listing, media on demand and ahead of each viewer, metrics).
-struct ServeCommand: ParsableCommand {
+struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve the feed to browsers: a TikTok-style page, its listing and renditions made on demand.",
@@ -61,6 +61,10 @@ struct ServeCommand: ParsableCommand {
         """)
     var refresh: Double = 10
 
+    @Option(name: .customLong("shutdown-grace"),
+            help: "Seconds SIGTERM or SIGINT waits for the requests under way before cancelling them.")
+    var shutdownGrace: Double = 20
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -72,6 +76,7 @@ struct ServeCommand: ParsableCommand {
         guard refresh == 0 || (refresh >= 0.1 && refresh <= 86_400) else {
             throw ValidationError("--refresh must be 0 (read once) or from 0.1 to 86400 seconds.")
         }
+        try NumberRules.timeLimit(shutdownGrace, "--shutdown-grace")
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical.")
         }
@@ -92,7 +97,7 @@ struct ServeCommand: ParsableCommand {
         return configuration
     }
 
-    func run() throws {
+    func run() async throws {
         var logger = Logger(label: "videofeed.serve")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         let loader: any FeedLoader
@@ -120,15 +125,15 @@ struct ServeCommand: ParsableCommand {
         options.policy = policy.policy
         options.allowedOrigins = allowOrigin
         options.watch = watch
+        options.shutdownGrace = shutdownGrace
         if let maxConnections { options.limits.maxConnections = maxConnections }
         let server = try FeedServer(engine: engine, options: options, logger: logger)
         let host = self.host
-        let result = BlockingTask.run {
+        do {
             try await server.run { port in
                 Console.out("listening on http://\(host.contains(":") ? "[\(host)]" : host):\(port)/\n")
             }
-        }
-        if case .failure(let error) = result {
+        } catch {
             Console.error("serve: \(Console.describe(error))")
             throw ExitCode(1)
         }

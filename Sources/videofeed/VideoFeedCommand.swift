@@ -5,8 +5,12 @@ import Media
 /// The `videofeed` command. Every subcommand exits by one rule: 0 when everything worked, 1 when some items failed
 /// (each named on stderr) while the others were done, 2 when the command could not run at all (a bad option, a
 /// feed that cannot be read, an output folder that cannot be written).
+///
+/// The root is async: `serve` and `feed` run on Swift concurrency as they are (``AsyncParsableCommand``). The others
+/// drive engines that block their own threads (the player, the batches, the demo) and run synchronously on the main
+/// thread, which is not one of the concurrency pool's; the few async calls they make go through ``BlockingTask``.
 @main
-struct VideoFeedCommand: ParsableCommand {
+struct VideoFeedCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "videofeed",
         abstract: "VideoFeedEngine's headless tools: probe media, dump frames, list feeds, play a feed headless, make thumbnails, run the demo job.",
@@ -16,7 +20,7 @@ struct VideoFeedCommand: ParsableCommand {
     )
 
     /// Parses and runs, mapping argument errors to exit status 2 (ArgumentParser's own is 64).
-    static func main() {
+    static func main() async {
         // SVT-AV1 (AV1 renditions) writes a dozen lines to stderr for every encoder it opens unless its level says
         // errors only. Set here, before any thread, since setenv is not safe beside another thread's getenv.
         setenv("SVT_LOG", "1", 0)
@@ -27,7 +31,11 @@ struct VideoFeedCommand: ParsableCommand {
         }
         do {
             var command = try parseAsRoot(arguments)
-            try command.run()
+            if var asynchronous = command as? any AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
         } catch {
             if exitCode(for: error) == .validationFailure {
                 FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))

@@ -86,6 +86,21 @@ final class ServerHarness: Sendable {
         task.cancel()
         _ = try? await task.value
     }
+
+    /// Whether `run` returned (by itself: nothing cancels it here) within `seconds`, and how.
+    func ended(within seconds: Double) async -> Result<Void, any Error>? {
+        let task = self.task
+        return await withTaskGroup(of: Result<Void, any Error>?.self) { group in
+            group.addTask { await task.result }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
 }
 
 /// Feed folders and manifests for the server's tests.

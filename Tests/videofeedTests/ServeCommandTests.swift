@@ -1,3 +1,4 @@
+import EngineSupport
 import Foundation
 import TestSupport
 import Testing
@@ -88,9 +89,46 @@ import Testing
         #expect(served.process.terminationStatus == 0)
     }
 
+    @Test func sigtermAnswersTheRequestsUnderWayBeforeTheServerStops() throws {
+        let feed = try TestFixtures.temporaryFolder("serve-term-feed")
+        try FileManager.default.copyItem(atPath: TestFixtures.media("h264_portrait.mp4"),
+                                         toPath: feed.appendingPathComponent("clip.mp4").path)
+        let cache = try TestFixtures.temporaryFolder("serve-term-busy")
+        let served = try Served(cli, [feed.path, "--cache", cache.path, "--workers", "1", "--refresh", "0"])
+        let listing = try JSONSerialization.jsonObject(with: Data(try served.get("/api/feed?limit=1").body))
+        let card = try #require(((listing as? [String: Any])?["resources"] as? [[String: Any]])?.first)
+        let mp4 = try #require((card["renditions"] as? [[String: Any]])?.first?["mp4"] as? String)
+        // A cold MP4 (a job of about a second), asked for on another thread; SIGTERM once its job runs.
+        let answer = Locked<Result<LoopbackHTTP.Answer, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0), port = served.port
+        DispatchQueue.global().async {
+            answer.set(Result { try LoopbackHTTP.request(port, mp4) })
+            done.signal()
+        }
+        let running = waitFor(seconds: 60) {
+            guard let text = try? served.get("/metrics").text,
+                  let line = text.split(separator: "\n").first(where: { $0.hasPrefix("videofeed_jobs_running ") }),
+                  let value = Double(line.split(separator: " ").last ?? "") else { return false }
+            return value > 0
+        }
+        try #require(running, "the MP4's job never started")
+        kill(served.process.processIdentifier, SIGTERM)
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        let got = try #require(try answer.get()?.get())
+        #expect(got.status == 200)
+        #expect(got.headers["content-length"] == String(got.body.count))
+        let cached = try Data(contentsOf: cache.appendingPathComponent(String(mp4.dropFirst("/media/".count))))
+        #expect(got.body == [UInt8](cached), "the answer is the whole MP4 the job made")
+        served.process.waitUntilExit()
+        #expect(served.process.terminationStatus == 0)
+    }
+
     @Test func badOptionsAreRefused() throws {
         let result = try run(cli, ["serve", "--port", "70000"])
         #expect(result.status == 2)
         #expect(result.stderr.contains("--port"))
+        let grace = try run(cli, ["serve", "--shutdown-grace", "-1"])
+        #expect(grace.status == 2)
+        #expect(grace.stderr.contains("--shutdown-grace"))
     }
 }
