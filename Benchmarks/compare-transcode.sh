@@ -71,8 +71,9 @@ if want 1 || want 4 || want 5; then
   done
 fi
 if want 6; then
-  for f in "$media/hdr10-video-with-sdr-container.mp4" "$root/Fixtures/transcode/hdr10_pq.mp4" \
-           "$root/Fixtures/transcode/hlg.mp4"; do
+  for f in "$media/hdr10-video-with-sdr-container.mp4" "$media/sample_with_color_info.mp4" \
+           "$root/Fixtures/transcode/hdr10_pq.mp4" "$root/Fixtures/transcode/hlg.mp4" \
+           "$root/Fixtures/transcode/hdr10_rotated_phone.mp4"; do
     [ -f "$f" ] || die "missing $f"
   done
 fi
@@ -646,6 +647,46 @@ print(f"| {n} | {sz} | {fo} / {fr} | {float(yo):.2f} | {float(yr):.2f} | **{d * 
   echo '```sh'
   printf '%s\n' "${cmds[@]}"
   echo "ffmpeg -i RENDITION -an -vf signalstats,metadata=print:key=lavfi.signalstats.YAVG:file=- -f null -   # averaged"
+  echo '```'
+  echo
+
+  # The poster against the rendition's first frame, as a page shows them: both in RGB (the rendition's frame through
+  # BT.709 limited range), mean luma with BT.709 weights. serve's poster is `thumbs --at 0s`, 360 wide.
+  rgb_luma() {
+    ffmpeg -nostdin -v error -i "$1" -frames:v 1 -vf "$2" -f rawvideo -pix_fmt rgb24 - | python3 -c 'import sys
+b = sys.stdin.buffer.read(); n = len(b) // 3
+print(f"{(0.2126 * sum(b[0::3]) + 0.7152 * sum(b[1::3]) + 0.0722 * sum(b[2::3])) / n:.3f}")'
+  }
+  posters=("${hdr[@]}" "$media/sample_with_color_info.mp4" "$root/Fixtures/transcode/hdr10_rotated_phone.mp4")
+  rows=() cmds=()
+  for f in "${posters[@]}"; do
+    [ -f "$f" ] || die "missing $f"
+    n=$(basename "$f" .mp4)
+    folder_of "$f" "$work/poster-in/$n"
+    cmd="$vf transcode $(q "$work/poster-in/$n") --out $(q "$work/poster/video-$n") --ladder 720x1280 --preview-seconds 0 --no-segments --jobs 1 --force -q"
+    sh -c "$cmd" >/dev/null || die "videofeed failed: $cmd"
+    pcmd="$vf thumbs run $(q "$work/poster-in/$n") --out $(q "$work/poster/thumb-$n") --at 0s --size 360x1440 --format png -q"
+    sh -c "$pcmd" >/dev/null || die "videofeed failed: $pcmd"
+    video=$(find "$work/poster/video-$n" -name 720x1280.mp4 | sed -n 1p)
+    poster=$(find "$work/poster/thumb-$n" -name '*.png' | sed -n 1p)
+    { [ -n "$video" ] && [ -n "$poster" ]; } || die "no rendition or poster for $n"
+    lv=$(rgb_luma "$video" "scale=flags=bicubic+accurate_rnd:in_color_matrix=bt709:in_range=tv:out_range=pc,format=rgb24")
+    lp=$(rgb_luma "$poster" "format=rgb24")
+    rows+=("$(python3 -c 'import sys; n, lp, lv = sys.argv[1:]
+d = (float(lp) - float(lv)) / float(lv)
+ok = "met" if abs(d) <= 0.02 else "**missed**"
+print(f"| {n} | {float(lp):.2f} | {float(lv):.2f} | **{d * 100:+.2f} %** | {ok} |")' \
+      "$(basename "$f")" "$lp" "$lv")")
+    cmds+=("$cmd" "$pcmd")
+  done
+  echo "## 6b. HDR: the poster against the rendition's first frame, mean luma in RGB (BT.709 weights)"
+  echo
+  echo "| source | poster | first frame | poster vs frame | target (±2 %) |"
+  echo "| --- | --- | --- | --- | --- |"
+  printf '%s\n' "${rows[@]}"
+  echo
+  echo '```sh'
+  printf '%s\n' "${cmds[@]}"
   echo '```'
 fi
 

@@ -7,7 +7,8 @@ internal import CFFmpeg
 /// `upright: true` each frame's own ``VideoFrame/orientation`` (the stream's display matrix, else the frame's — a
 /// photo's EXIF Orientation), so the result is upright as a player shows it; else a fixed one. The scaler context is reused while frames keep the
 /// same geometry. The corresponding FFmpeg functions are `sws_getCachedContext`, `sws_setColorspaceDetails`,
-/// `sws_scale_frame`. Not thread-safe: one converter per thread.
+/// `sws_scale_frame`. With `toneMapsHDR`, an HDR picture (PQ or HLG) is first tone-mapped to SDR BT.709 and resized by
+/// libavfilter (``ToneMap``, the renditions' own mapping). Not thread-safe: one converter per thread.
 public final class FrameConverter {
     /// Output pixel format.
     public let pixelFormat: PixelFormat
@@ -20,22 +21,28 @@ public final class FrameConverter {
     public let upright: Bool
     /// How carefully libswscale rounds.
     public let scaling: ScalingQuality
+    /// Whether HDR pictures are tone-mapped to SDR BT.709 (as renditions are) before the conversion.
+    public let toneMapsHDR: Bool
 
     private var scaler: OpaquePointer? = nil
     private var scaled: UnsafeMutablePointer<AVFrame>? = nil
+    /// The tone-mapping graph, kept while frames keep the shape and output size it was built for.
+    private var toneGraph: (key: [Int32], graph: FilterGraph)? = nil
 
     /// - Parameters:
     ///   - pixelFormat: the output format.
     ///   - box: fit the displayed picture inside this box, or nil for no scaling.
     ///   - orientation: usually the stream's ``StreamInfo/orientation`` to get upright output, or `.identity`.
     ///   - scaling: ``ScalingQuality/accurate`` (the default) or ``ScalingQuality/fast`` for display.
+    ///   - toneMapsHDR: tone-map HDR pictures to SDR BT.709 first, as renditions are.
     public init(pixelFormat: PixelFormat, fittingIn box: Size? = nil, orientation: Orientation = .identity,
-                scaling: ScalingQuality = .accurate) {
+                scaling: ScalingQuality = .accurate, toneMapsHDR: Bool = false) {
         self.pixelFormat = pixelFormat
         self.box = box
         self.orientation = orientation
         self.upright = false
         self.scaling = scaling
+        self.toneMapsHDR = toneMapsHDR
     }
 
     /// A converter that turns every frame upright as a player shows it, by the frame's ``VideoFrame/orientation``:
@@ -45,13 +52,15 @@ public final class FrameConverter {
     ///   - box: fit the displayed picture inside this box, or nil for no scaling.
     ///   - upright: true to follow each frame's orientation; false keeps the stored orientation.
     ///   - scaling: ``ScalingQuality/accurate`` (the default) or ``ScalingQuality/fast`` for display.
+    ///   - toneMapsHDR: tone-map HDR pictures to SDR BT.709 first, as renditions are.
     public init(pixelFormat: PixelFormat, fittingIn box: Size? = nil, upright: Bool,
-                scaling: ScalingQuality = .accurate) {
+                scaling: ScalingQuality = .accurate, toneMapsHDR: Bool = false) {
         self.pixelFormat = pixelFormat
         self.box = box
         self.orientation = .identity
         self.upright = upright
         self.scaling = scaling
+        self.toneMapsHDR = toneMapsHDR
     }
 
     deinit {
@@ -94,8 +103,9 @@ public final class FrameConverter {
     }
 
     /// Converts one frame.
-    /// - Throws: ``MediaError`` `invalidArgument` for a box of zero size, `unsupportedFormat` if libswscale cannot
-    ///   convert the frame's format, `limitExceeded` when out of memory.
+    /// - Throws: ``MediaError`` `invalidArgument` for a box of zero size (or a tone-mapping graph libavfilter
+    ///   refuses), `unsupportedFormat` if libswscale cannot convert the frame's format, `limitExceeded` when out of
+    ///   memory.
     public func convert(_ frame: VideoFrame) throws -> Image {
         if let box, box.width <= 0 || box.height <= 0 {
             throw MediaError(.invalidArgument, operation: "convert", item: "frame", message: "box \(box)")
@@ -104,9 +114,47 @@ public final class FrameConverter {
         let out = outputSize(stored: frame.size, sampleAspectRatio: frame.sampleAspectRatio, orientation: orientation)
         // Scale to the pre-rotation size, then reorient.
         let scaledSize = orientation.swapsAxes ? Size(width: out.height, height: out.width) : out
-        let scaledFrame = try scale(frame.frame, to: scaledSize)
+        // An HDR picture is tone-mapped and resized by libavfilter; libswscale then only converts it.
+        let mapped = try toneMapsHDR ? toneMapped(frame.frame, to: scaledSize) : nil
+        let scaledFrame = try scale(mapped?.raw ?? frame.frame, to: scaledSize)
         let bytes = Reorient.pack(scaledFrame, format: pixelFormat, size: scaledSize, orientation: orientation)
         return Image(width: out.width, height: out.height, pixelFormat: pixelFormat, bytes: bytes)
+    }
+
+    /// `src` tone-mapped to SDR BT.709 4:2:0 at `size` (rounded up to even sizes, which 4:2:0 needs; the conversion
+    /// that follows scales to `size`), or nil when it is not HDR. 4:2:0, as the renditions are: the same picture
+    /// with full-resolution chroma turns into other RGB where colours clip (an HLG clip's dark scene: 2.3 % more mean
+    /// luma).
+    private func toneMapped(_ src: UnsafeMutablePointer<AVFrame>, to size: Size) throws -> Frame? {
+        guard let map = ToneMap.of(src) else { return nil }
+        let even = Size(width: size.width + size.width % 2, height: size.height + size.height % 2)
+        let tags = [src.pointee.color_trc.rawValue, src.pointee.color_primaries.rawValue,
+                    src.pointee.colorspace.rawValue, src.pointee.color_range.rawValue]
+        let key = FilterGraph.shape(src) + [Int32(even.width), Int32(even.height)]
+            + tags.map { Int32(truncatingIfNeeded: $0) }
+        let graph: FilterGraph
+        if let kept = toneGraph, kept.key == key {
+            graph = kept.graph
+        } else {
+            toneGraph = nil
+            graph = try FilterGraph("[in]" + map.filters(width: even.width, height: even.height) + "[out0]",
+                                    input: src, timeBase: AVRational(num: 1, den: 1),
+                                    frameRate: AVRational(num: 0, den: 1), outputs: 1, threads: 1, item: "frame")
+            toneGraph = (key, graph)
+        }
+        try graph.push(src)
+        // One picture in, one out: these filters hold none back.
+        guard case .output(let frame) = try graph.pull(0) else {
+            toneGraph = nil
+            throw MediaError(.invalidData, operation: "convert", item: "frame", message: "tone mapping gave no picture")
+        }
+        // What the chain made, said on the frame: the conversion reads it as BT.709 limited range, whatever tags
+        // libavfilter passed on.
+        frame.raw.pointee.colorspace = AVCOL_SPC_BT709
+        frame.raw.pointee.color_range = AVCOL_RANGE_MPEG
+        frame.raw.pointee.color_primaries = AVCOL_PRI_BT709
+        frame.raw.pointee.color_trc = AVCOL_TRC_BT709
+        return frame
     }
 
     private func scale(_ src: UnsafeMutablePointer<AVFrame>, to size: Size) throws -> UnsafeMutablePointer<AVFrame> {

@@ -46,7 +46,8 @@ public struct ThumbnailCard: Sendable, Hashable, Codable {
     public var sourceMtime: Double?
     /// ETag or last-modified date of a URL source, from the feed listing.
     public var sourceEtag: String?
-    /// ``ThumbnailOptions/fingerprint`` of the run that made the card.
+    /// ``ThumbnailOptions/fingerprint`` of the run that made the card (an HDR card's with `;tm=hable` after it: tone-mapped
+    /// by libavfilter's curve).
     public var options: String
 
     enum CodingKeys: String, CodingKey {

@@ -27,7 +27,19 @@ struct ThumbnailMaker: BatchMaker {
     func facts(of card: ThumbnailCard) -> BatchRecordFacts {
         BatchRecordFacts(ok: card.status == .ok, stamp: SourceStamp(size: card.sourceSize, mtime: card.sourceMtime,
                                                                     etag: card.sourceEtag),
-                         fingerprint: card.options, files: card.thumbnails)
+                         fingerprint: Self.runFingerprint(of: card), files: card.thumbnails)
+    }
+
+    /// What an HDR card's `options` ends with once its images are tone-mapped by libavfilter's curve, the
+    /// renditions' own; an HDR card without it was made by the Swift curve before and is redone (SDR cards are not).
+    static let toneMappedMark = ";tm=hable"
+
+    /// The fingerprint of the run that made `card`, as the engine compares it with this run's: an HDR card made
+    /// before ``toneMappedMark`` compares unequal to any.
+    static func runFingerprint(of card: ThumbnailCard) -> String {
+        guard card.toneMapping != nil else { return card.options }
+        return card.options.hasSuffix(toneMappedMark) ? String(card.options.dropLast(toneMappedMark.count))
+            : card.options + ";tm=reinhard"
     }
 
     /// An item that clashes writes nothing: the names are the earlier item's, whose temporaries they would be.
@@ -66,6 +78,7 @@ struct ThumbnailMaker: BatchMaker {
                 card.blank = rendered.blank ? true : nil
                 card.frameTimes = rendered.times
                 card.toneMapping = rendered.toneMapping == .none ? nil : rendered.toneMapping.rawValue
+                if card.toneMapping != nil { card.options += Self.toneMappedMark }
                 failure = nil
             } catch let error as ThumbnailBatch.Error {
                 failure = error

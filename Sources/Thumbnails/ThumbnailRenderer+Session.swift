@@ -8,7 +8,6 @@ extension ThumbnailRenderer {
         let stream: StreamInfo
         let still: Bool
         let duration: Double?
-        let tone: ToneMapping
         let threads: Int
         let exact: Bool
         private var decoder: VideoDecoder?
@@ -20,13 +19,12 @@ extension ThumbnailRenderer {
         /// Times of the keyframes already given out for a position.
         private var takenKeyframes = Set<Double>()
 
-        init(file: MediaFile, stream: StreamInfo, still: Bool, duration: Double?, tone: ToneMapping, threads: Int,
+        init(file: MediaFile, stream: StreamInfo, still: Bool, duration: Double?, threads: Int,
              exact: Bool) {
             self.file = file
             self.stream = stream
             self.still = still
             self.duration = duration
-            self.tone = tone
             self.threads = threads
             self.exact = exact
         }
@@ -156,7 +154,7 @@ extension ThumbnailRenderer {
 
         private func candidate(_ f: VideoFrame, _ converter: FrameConverter) throws -> FrameChooser.Candidate {
             let image = try converter.convert(f)
-            return FrameChooser.Candidate(image: image, time: f.time, stats: LumaStatistics(tone.apply(to: image)))
+            return FrameChooser.Candidate(image: image, time: f.time, stats: LumaStatistics(image))
         }
 
         private mutating func openDecoder() throws -> VideoDecoder {

@@ -46,7 +46,7 @@ public struct ThumbnailRenderer: Sendable {
         let oneFrame = stream.averageFrameRate.value.map { (duration ?? 0) <= 1.5 / $0 } ?? false
         let still = stream.isAttachedPicture || stream.frameCount == 1 || !((duration ?? 0) > 0) || oneFrame
         let tone = ToneMapping(stream: stream)
-        var session = Session(file: file, stream: stream, still: still, duration: duration, tone: tone,
+        var session = Session(file: file, stream: stream, still: still, duration: duration,
                               threads: decoderThreads, exact: options.exact)
         // A photo's orientation is in its frame (EXIF), not its stream: its one picture, decoded first, tells the
         // size it is shown at.
@@ -59,7 +59,7 @@ public struct ThumbnailRenderer: Sendable {
             var tiles: [Image] = []
             for position in sheet.positions {
                 let frame = try session.frame(at: position.target(duration: duration) ?? 0)
-                var tile = try finish(converter.convert(frame), tone: tone, side: tileWidth)
+                var tile = try finish(converter.convert(frame), side: tileWidth)
                 if options.timestamps, !still, let time = frame.time {
                     tile = TimestampLabel.draw(TimestampLabel.text(time), on: tile)
                 }
@@ -74,12 +74,12 @@ public struct ThumbnailRenderer: Sendable {
         for position in options.positions {
             if position == .auto && !still {
                 let choice = try session.chooseAuto(converter: converter)
-                result.images.append(try finish(choice.candidate.image, tone: tone, side: options.box.width))
+                result.images.append(try finish(choice.candidate.image, side: options.box.width))
                 result.times.append(choice.candidate.time)
                 result.blank = result.blank || choice.blank
             } else {
                 let frame = try session.frame(at: position.target(duration: duration) ?? 0)
-                result.images.append(try finish(converter.convert(frame), tone: tone, side: options.box.width))
+                result.images.append(try finish(converter.convert(frame), side: options.box.width))
                 result.times.append(still ? nil : frame.time)
             }
         }
@@ -115,14 +115,13 @@ public struct ThumbnailRenderer: Sendable {
         } else {
             box = Size(width: width, height: longest)
         }
-        return FrameConverter(pixelFormat: .rgb24, fittingIn: box, upright: true, scaling: .thumbnail)
+        return FrameConverter(pixelFormat: .rgb24, fittingIn: box, upright: true, scaling: .thumbnail, toneMapsHDR: true)
     }
 
     /// Crops to the square when asked (the converter already applied orientation and scale).
-    private func finish(_ image: Image, tone: ToneMapping, side: Int) throws -> Image {
-        let mapped = tone.apply(to: image)
-        guard options.square else { return mapped }
-        let cropped = ImageOperations.centerCrop(mapped, to: Size(width: side, height: side))
+    private func finish(_ image: Image, side: Int) throws -> Image {
+        guard options.square else { return image }
+        let cropped = ImageOperations.centerCrop(image, to: Size(width: side, height: side))
         guard cropped.width < side || cropped.height < side else { return cropped }
         // A picture of extreme shape was fitted into the clamped box, so its short side is below the square's:
         // its center square, enlarged.

@@ -77,6 +77,31 @@ import Testing
         #expect(forced.rendered == Self.names.count - 1)
     }
 
+    @Test("an HDR card made by the earlier tone curve is redone once, an SDR card is not; a card made by libavfilter's curve is kept")
+    func hdrCardsOfTheEarlierCurveAreRedone() async throws {
+        let library = try Library(["hevc.mp4"])
+        try FileManager.default.copyItem(atPath: TestFixtures.transcode("hdr10_pq.mp4"),
+                                         toPath: library.media.appendingPathComponent("hdr10_pq.mp4").path)
+        let first = try await library.run()
+        #expect(first.rendered == 2 && first.failures.isEmpty)
+        let hdr = try #require(library.cards().first { $0.publicID == "hdr10_pq" })
+        #expect(hdr.toneMapping == "pq" && hdr.options.hasSuffix(ThumbnailMaker.toneMappedMark))
+        #expect(try await library.run().rendered == 0)
+        // Cards as the earlier renderer wrote them: the same options, without the mark.
+        let old = library.cards().map { card -> ThumbnailCard in
+            var card = card
+            if card.options.hasSuffix(ThumbnailMaker.toneMappedMark) {
+                card.options = String(card.options.dropLast(ThumbnailMaker.toneMappedMark.count))
+            }
+            return card
+        }
+        try CardFile.write(old, to: library.out.appendingPathComponent("cards.jsonl"))
+        let redo = try await library.run()
+        #expect(redo.rendered == 1 && redo.skipped == 1)
+        #expect(library.cards().first { $0.publicID == "hdr10_pq" }?.options.hasSuffix(ThumbnailMaker.toneMappedMark) == true)
+        #expect(try await library.run().rendered == 0)
+    }
+
     @Test("a deleted thumbnail is redone even when its source is unchanged")
     func missingOutput() async throws {
         let library = try Library(["hevc.mp4", "vp9.webm"])

@@ -25,6 +25,17 @@ enum GeneratedClip {
                                     "log-level=error:pools=none:frame-threads=1"] + tags)
     }
 
+    /// A 10-bit HDR clip (`transfer`: `smpte2084` or `arib-std-b67`, BT.2020) whose luma rises from 0 on the left to
+    /// 1020 on the right, 4 codes a column over 256 columns, with neutral chroma: below black to past peak white.
+    /// Lossless, so each column keeps its code.
+    static func ramp10bit(transfer: String) throws -> String {
+        try make("ramp10-\(transfer).mp4", source: "nullsrc=size=256x32:rate=10:duration=1",
+                 arguments: ["-vf", "format=yuv444p10le,geq=lum=X*4:cb=512:cr=512,format=yuv420p10le",
+                             "-c:v", "libx265", "-x265-params", "lossless=1:log-level=error:pools=none:frame-threads=1",
+                             "-color_primaries", "bt2020", "-color_trc", transfer, "-colorspace", "bt2020nc",
+                             "-color_range", "tv"])
+    }
+
     /// A clip that is black from start to end.
     static func allBlack() throws -> String {
         try make("black.mp4", source: "color=c=black:size=160x120:rate=10:duration=2",

@@ -200,30 +200,10 @@ extension Pipeline {
         return chain.isEmpty ? "null" : chain.joined(separator: ",")
     }
 
-    /// How an HDR picture (PQ or HLG) is tone-mapped to SDR BT.709, as `zscale` input options (what the frame says
-    /// of itself, BT.2020 where it says nothing); nil for SDR or with tone mapping off.
+    /// How an HDR picture (PQ or HLG) is tone-mapped to SDR BT.709 (``ToneMap``); nil for SDR or with tone mapping
+    /// off.
     func toneMapping(first: UnsafeMutablePointer<AVFrame>) -> ToneMap? {
-        let trc = first.pointee.color_trc
-        guard settings.toneMapsHDR, trc == AVCOL_TRC_SMPTE2084 || trc == AVCOL_TRC_ARIB_STD_B67 else { return nil }
-        var input = "tin=" + (trc == AVCOL_TRC_SMPTE2084 ? "smpte2084" : "arib-std-b67")
-        if first.pointee.color_primaries == AVCOL_PRI_UNSPECIFIED { input += ":pin=bt2020" }
-        if first.pointee.colorspace == AVCOL_SPC_UNSPECIFIED { input += ":min=bt2020nc" }
-        if first.pointee.color_range == AVCOL_RANGE_UNSPECIFIED { input += ":rin=tv" }
-        return ToneMap(input: input)
-    }
-
-    /// The tone-mapping recipe of the usual ffmpeg command (linear light, BT.709 primaries, Hable, back to BT.709
-    /// limited range), applied per branch at the branch's size: the first `zscale` also resizes, so the float
-    /// stages run on the rendition's pixels, not the source's (a 720x405 rendition of a 1920x1080 HDR10 source:
-    /// 7× fewer).
-    struct ToneMap {
-        /// `zscale` options naming the input's transfer (and primaries, matrix, range where the frame has none).
-        let input: String
-
-        func filters(width: Int, height: Int) -> String {
-            "zscale=w=\(width):h=\(height):f=bicubic:\(input):t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,"
-                + "tonemap=tonemap=hable:desat=0,zscale=t=bt709:m=bt709:r=tv,format=yuv420p"
-        }
+        settings.toneMapsHDR ? ToneMap.of(first) : nil
     }
 
     /// One branch after the split: scale to the rendition's size in the stored orientation (tone-mapping HDR on the
