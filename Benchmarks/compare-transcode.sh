@@ -651,7 +651,7 @@ print(f"| {n} | {sz} | {fo} / {fr} | {float(yo):.2f} | {float(yr):.2f} | **{d * 
   echo
 
   # The poster against the rendition's first frame, as a page shows them: both in RGB (the rendition's frame through
-  # BT.709 limited range), mean luma with BT.709 weights. serve's poster is `thumbs --at 0s`, 360 wide.
+  # BT.709 limited range), mean luma with BT.709 weights. serve's poster is `thumbs --at 0s`, 720 wide.
   rgb_luma() {
     ffmpeg -nostdin -v error -i "$1" -frames:v 1 -vf "$2" -f rawvideo -pix_fmt rgb24 - | python3 -c 'import sys
 b = sys.stdin.buffer.read(); n = len(b) // 3
@@ -665,7 +665,7 @@ print(f"{(0.2126 * sum(b[0::3]) + 0.7152 * sum(b[1::3]) + 0.0722 * sum(b[2::3]))
     folder_of "$f" "$work/poster-in/$n"
     cmd="$vf transcode $(q "$work/poster-in/$n") --out $(q "$work/poster/video-$n") --ladder 720x1280 --preview-seconds 0 --no-segments --jobs 1 --force -q"
     sh -c "$cmd" >/dev/null || die "videofeed failed: $cmd"
-    pcmd="$vf thumbs run $(q "$work/poster-in/$n") --out $(q "$work/poster/thumb-$n") --at 0s --size 360x1440 --format png -q"
+    pcmd="$vf thumbs run $(q "$work/poster-in/$n") --out $(q "$work/poster/thumb-$n") --at 0s --size 720x2880 --format png -q"
     sh -c "$pcmd" >/dev/null || die "videofeed failed: $pcmd"
     video=$(find "$work/poster/video-$n" -name 720x1280.mp4 | sed -n 1p)
     poster=$(find "$work/poster/thumb-$n" -name '*.png' | sed -n 1p)
