@@ -51,7 +51,7 @@ let package = Package(
         // The one batch engine under `thumbs` and `transcode`: plan, shards, locks, temporaries, workers, records.
         .target(name: "Batch", dependencies: ["Media", "Feed", "EngineSupport"]),
         .target(name: "Thumbnails", dependencies: ["Batch", "Media", "Feed", "EngineSupport"]),
-        .target(name: "PolicyLab", dependencies: ["Prefetch"]),
+        .target(name: "PolicyLab", dependencies: ["Prefetch", "EngineSupport"]),
         .target(name: "Transcoding", dependencies: ["Batch", "Media", "Feed", "EngineSupport"]),
         // The web front end's server: the only engine module with Swift package dependencies (Hummingbird and kin).
         .target(

@@ -266,6 +266,26 @@ class Run:
         self.close(page)
         return f"poster {src} shown, {s['cards']} cards"
 
+    def rendition_rule(self):
+        """util.js pickAmong on every case of Fixtures/rendition-rule.json, the cases the server's rule
+        (RenditionRule) is tested on: the page and the server pick the same rendition."""
+        cases = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Fixtures",
+                                            "rendition-rule.json")))["cases"]
+        page = self.page()
+        got = page.evaluate("""async (cases) => {
+            const util = await import('/app/util.js');
+            return cases.map(c => {
+                const rs = c.renditions.map(([width, height, bandwidth]) => ({ width, height, bandwidth, codec: 'h264' }));
+                const r = util.pickAmong(rs, c.box[0], c.box[1], c.bps);
+                return r ? rs.indexOf(r) : null;
+            });
+        }""", cases)
+        self.close(page)
+        wrong = [f"{c['name']}: {g} (the server's: {c['expect']})" for c, g in zip(cases, got) if g != c["expect"]]
+        if wrong:
+            raise CheckFailed("; ".join(wrong))
+        return f"{len(cases)} cases as the server picks them"
+
     def keys(self):
         page = self.page()
         moves = [("ArrowDown", 1), ("ArrowUp", 0), ("j", 1), ("j", 2), ("k", 1)]
@@ -745,6 +765,7 @@ class Run:
 
     def run(self):
         self.check("load", self.load)
+        self.check("rendition-rule", self.rendition_rule)
         self.check("keys", self.keys)
         self.check("wheel", self.wheel)
         self.check("touch", self.touch)

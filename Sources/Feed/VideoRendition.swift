@@ -1,3 +1,4 @@
+import EngineSupport
 import Foundation
 
 /// One file of a video offered at a given size, as a Pexels `video_files` entry.
@@ -31,25 +32,15 @@ public struct VideoRendition: Sendable, Hashable {
     ///
     /// Ties go to `video/mp4`, then to the earlier rendition. `nil` when `renditions` is empty.
     public static func bestFit(_ renditions: [VideoRendition], for display: DisplaySize) -> VideoRendition? {
-        let sized = renditions.filter { ($0.width ?? 0) > 0 && ($0.height ?? 0) > 0 }
+        // MP4 first, otherwise in their order: the rule's ties go to the earlier.
+        let sized = renditions.filter { ($0.width ?? 0) > 0 && ($0.height ?? 0) > 0 }.enumerated()
+            .sorted { a, b in a.element.isMP4 != b.element.isMP4 ? a.element.isMP4 : a.offset < b.offset }
+            .map(\.element)
         guard !sized.isEmpty else { return renditions.first(where: \.isMP4) ?? renditions.first }
-        let covering = sized.filter { $0.fitScale(in: display) <= 1 }
-        if !covering.isEmpty {
-            return covering.min { lhs, rhs in
-                lhs.pixels != rhs.pixels ? lhs.pixels < rhs.pixels : (lhs.isMP4 && !rhs.isMP4)
-            }
-        }
-        return sized.min { lhs, rhs in
-            lhs.pixels != rhs.pixels ? lhs.pixels > rhs.pixels : (lhs.isMP4 && !rhs.isMP4)
-        }
+        // Shown aspect-fit, a rendition needs no upscaling when it is at least as wide or as tall as the display.
+        let candidates = sized.map { RenditionRule.Candidate(width: $0.width ?? 0, height: $0.height ?? 0) }
+        return RenditionRule.forBox(candidates, width: display.width, height: display.height).map { sized[$0] }
     }
-
-    private var pixels: Int { (width ?? 0) * (height ?? 0) }
 
     private var isMP4: Bool { fileType?.lowercased() == "video/mp4" }
-
-    /// The scale at which the rendition is shown aspect-fit in `display`.
-    private func fitScale(in display: DisplaySize) -> Double {
-        min(Double(display.width) / Double(width ?? 1), Double(display.height) / Double(height ?? 1))
-    }
 }

@@ -46,26 +46,21 @@ public struct ItemManifest: Sendable, Codable, Equatable {
     /// (``renditions(playing:)``): the smallest that covers the box in either dimension, else the largest. The page
     /// applies the same rule.
     public func rendition(forBox width: Int, _ height: Int, codec: VideoCodec = .h264) -> Int {
-        let family = renditions(playing: codec)
-        guard let largest = family.first else { return 0 }
-        for r in family.reversed()
-            where plan.renditions[r].width >= width || plan.renditions[r].height >= height {
-            return r
-        }
-        return largest
+        rendition(forBox: width, height, within: nil, audio: 0, codec: codec)
     }
 
     /// The rendition for a `width`×`height` box (``rendition(forBox:_:codec:)``) on a network that affords
     /// `bandwidth` bits per second: that one, or the largest below it whose peak rate (its VBV cap plus `audio`)
-    /// fits, else the smallest. The page applies the same rule with its bandwidth estimate (`util.js` pickRendition).
+    /// fits, else the smallest (``RenditionRule``, which the page's `pickRendition` mirrors).
     public func rendition(forBox width: Int, _ height: Int, within bandwidth: Int?, audio: Int,
                           codec: VideoCodec = .h264) -> Int {
-        let box = rendition(forBox: width, height, codec: codec)
-        guard let bandwidth else { return box }
         let family = renditions(playing: codec)
-        // Largest first: the first at or below the box's rendition that fits.
-        let below = family.drop { $0 != box }
-        return below.first { plan.renditions[$0].maxBitrate + audio <= bandwidth } ?? below.last ?? box
+        let candidates = family.map { r in
+            RenditionRule.Candidate(width: plan.renditions[r].width, height: plan.renditions[r].height,
+                                    bitrate: plan.renditions[r].maxBitrate + audio)
+        }
+        return RenditionRule.forBox(candidates, width: width, height: height, within: bandwidth)
+            .map { family[$0] } ?? 0
     }
 
     /// Each segment's length in seconds.

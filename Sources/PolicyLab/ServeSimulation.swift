@@ -1,3 +1,4 @@
+import EngineSupport
 import Prefetch
 
 /// One served item as the serving simulation sees it: its facts from its manifest and what making each of its files
@@ -61,14 +62,11 @@ public struct ServedItem: Sendable, Equatable {
         self.segment = segment
     }
 
-    /// The rendition the page plays in a box of `width` × `height` device pixels (util.js `pickRendition`): the
-    /// smallest at least as wide or as tall as the box, else the largest.
+    /// The rendition the page plays in a box of `width` × `height` device pixels (``RenditionRule``, util.js
+    /// `pickRendition`): the smallest at least as wide or as tall as the box, else the largest.
     public func rendition(forBox width: Int, _ height: Int) -> Int {
-        guard !renditions.isEmpty else { return 0 }
-        let area = { (r: Rendition) in r.width * r.height }
-        let large = renditions.indices.filter { renditions[$0].width >= width || renditions[$0].height >= height }
-        if let best = large.min(by: { area(renditions[$0]) < area(renditions[$1]) }) { return best }
-        return renditions.indices.max(by: { area(renditions[$0]) < area(renditions[$1]) }) ?? 0
+        RenditionRule.forBox(renditions.map { RenditionRule.Candidate(width: $0.width, height: $0.height) },
+                             width: width, height: height) ?? 0
     }
 }
 

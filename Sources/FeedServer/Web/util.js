@@ -60,7 +60,10 @@ export function pickRendition(renditions, w, h, bps = null, now = false) {
   return chosen;
 }
 
-function pickAmong(ok, w, h, bps) {
+/** The rule itself, on renditions already playable: the server's (EngineSupport's RenditionRule), checked against
+ *  the same cases (Fixtures/rendition-rule.json) in the page and in Swift. Equal areas go to the earlier rendition,
+ *  except that when nothing fits the network the last of the smallest is taken. */
+export function pickAmong(ok, w, h, bps) {
   if (!ok.length) return null;
   const large = ok.filter(r => r.width >= w || r.height >= h).sort((a, b) => area(a) - area(b));
   const box = large[0] || ok.slice().sort((a, b) => area(b) - area(a))[0];
