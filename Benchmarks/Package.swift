@@ -46,7 +46,8 @@ let package = Package(
         // cancel-latency.sh: how soon a blocked open returns when cancelled or timed out (a plain executable).
         .executableTarget(
             name: "CancelLatency",
-            dependencies: [.product(name: "Media", package: "VideoFeedEngine")],
+            dependencies: [.product(name: "Media", package: "VideoFeedEngine"),
+                           .product(name: "EngineSupport", package: "VideoFeedEngine")],
             path: "Benchmarks/CancelLatency"
         ),
         // The bare-loop baseline of compare-thumbs.sh (a plain executable, not an ordo-one benchmark).

@@ -1,3 +1,4 @@
+import EngineSupport
 import Media
 
 /// How the engine prepares an item for display: how it is opened, how its decoder is opened, how its frames are

@@ -1,22 +1,5 @@
+import EngineSupport
 import Synchronization
-
-/// A flag that stops Media work early.
-///
-/// Pass one to ``MediaFile/init(path:options:cancellation:)``; calling ``cancel()`` from any thread makes a blocking
-/// open or read return promptly (FFmpeg polls it through its interrupt callback, `AVIOInterruptCB`), and the next
-/// packet boundary of a decode loop throw ``MediaError/Kind/cancelled``. Cancellation cannot be undone.
-public final class CancellationToken: Sendable {
-    private let flag = Atomic<Bool>(false)
-
-    /// A token that is not cancelled.
-    public init() {}
-
-    /// Requests cancellation. Safe from any thread, any number of times.
-    public func cancel() { flag.store(true, ordering: .releasing) }
-
-    /// Whether ``cancel()`` has been called.
-    public var isCancelled: Bool { flag.load(ordering: .acquiring) }
-}
 
 /// What FFmpeg's interrupt callback reads through its `opaque` pointer: the caller's token and the deadline of the
 /// operation in progress. Owned by a ``MediaFile`` for as long as its format context lives.

@@ -1,4 +1,5 @@
 import Dispatch
+import EngineSupport
 import Foundation
 import Synchronization
 

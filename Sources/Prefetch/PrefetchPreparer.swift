@@ -43,7 +43,7 @@ public final class PrefetchJob<Frame: Sendable>: Sendable {
     /// The stage the item had already reached when the job started, if any.
     public let startStage: PrefetchStage?
     /// Cancelled when the item leaves the wanted set.
-    public let token: WorkToken
+    public let token: CancellationToken
     /// Frames the item holds when the job starts (its first frames, in order): a job without a kept decoder decodes
     /// this many again before it delivers anything.
     public let heldFrames: Int
@@ -64,7 +64,7 @@ public final class PrefetchJob<Frame: Sendable>: Sendable {
     /// a frame (the scheduler answers at once; the default always says go); `holdLoop` asks to keep a whole first
     /// pass of `frames` frames and `bytes` bytes to loop from (the default always says no).
     public init(index: Int, target: PrefetchStage, startStage: PrefetchStage?, hasFirstFrame: Bool,
-                bufferedSeconds: Double, heldFrames: Int = 0, token: WorkToken,
+                bufferedSeconds: Double, heldFrames: Int = 0, token: CancellationToken,
                 duration: @escaping @Sendable (Frame) -> Double,
                 deliver: @escaping @Sendable (Frame) -> Void, reached: @escaping @Sendable (PrefetchStage) -> Void,
                 admit: @escaping @Sendable (Int) -> PrefetchStateMachine.Admission = { _ in .go },

@@ -6,9 +6,9 @@ import Foundation
 /// ``PrefetchStateMachine``.
 ///
 /// Every scheduling decision and state change is the state machine's — the same value PolicyLab's virtual-time
-/// simulator drives. This class only performs its actions with real things: it starts jobs on its worker lanes, cancels
-/// or stops them through their ``WorkToken`` and ``PrefetchJob``, holds the frames and decoders the machine accounts
-/// for, frees what it drops (off the control queue), and reports events. Each item has at most one job; when an item
+/// simulator drives. This class only performs its actions with real things: it starts jobs on its worker lanes,
+/// cancels or stops them through their `CancellationToken` and ``PrefetchJob``, holds the frames and decoders the
+/// machine accounts for, frees what it drops (off the control queue), and reports events. Each item has at most one job; when an item
 /// leaves the wanted set its queued job never runs and its running job is cancelled; decoded bytes never exceed the
 /// budget (see ``PrefetchStateMachine/deliver(bytes:duration:to:lane:)``).
 ///
@@ -64,7 +64,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     /// One running job's cancellation and its preparer-side handle. `work` is only touched on the control queue;
     /// `token` is itself thread-safe.
     private final class Job: @unchecked Sendable {
-        let token = WorkToken()
+        let token = CancellationToken()
         var work: PrefetchJob<Frame>?
     }
 

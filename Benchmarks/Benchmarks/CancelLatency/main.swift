@@ -7,6 +7,7 @@
 //
 //   CancelLatency [RUNS]        (Benchmarks/cancel-latency.sh builds and runs it; RUNS defaults to 20)
 import Dispatch
+import EngineSupport
 import Foundation
 import Media
 import Synchronization

@@ -1,4 +1,5 @@
 internal import CFFmpeg
+import EngineSupport
 import Foundation
 
 /// Turns one opened item into feed renditions: H.264/AAC, upright, square pixels, fitted in the ladder's boxes, as
