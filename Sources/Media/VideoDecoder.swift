@@ -66,25 +66,25 @@ public final class VideoDecoder {
     public let options: DecoderOptions
     /// The threads FFmpeg decodes with (`AVCodecContext.thread_count` after `avcodec_open2`): the count asked for, or
     /// what FFmpeg chose for ``DecoderOptions/automaticThreads``; 1 when the codec decodes on the calling thread only.
-    public var threadCount: Int {
-        codecContext.pointee.active_thread_type == 0 ? 1 : Int(codecContext.pointee.thread_count)
-    }
+    public var threadCount: Int { core.threadCount }
     /// Packets the decoder rejected as corrupt so far. Like the ffmpeg CLI, decoding goes on after such a packet.
-    public private(set) var corruptPacketCount = 0
+    public var corruptPacketCount: Int { core.corruptPacketCount }
 
     /// The stream's display matrix as an orientation, nil when the stream has none: then each frame's own matrix
     /// (a JPEG's EXIF Orientation) decides ``VideoFrame/orientation``.
     let streamOrientation: Orientation?
     /// The stream's field order from the container or the codec parameters (`AV_FIELD_TT` … for interlaced).
     let fieldOrder: AVFieldOrder
-    private var codecContext: UnsafeMutablePointer<AVCodecContext>
+    /// The codec and its rules (``StreamDecoder``, the transcoder's too); this class reads the stream's packets.
+    private let core: StreamDecoder
     private let packet: UnsafeMutablePointer<AVPacket>
     private let timeBase: AVRational
     private var inputEnded = false
     private var drained = false
     private var exactTarget: Double? = nil
     private var sequence = 0
-    private var lastError: MediaError? = nil
+    /// The read error that ended the input after frames were decoded.
+    private var readError: MediaError? = nil
     private var scratch: UnsafeMutablePointer<AVFrame>? = nil
     /// `packet` holds a packet the decoder refused with `EAGAIN` (it had output to give first); the next ``feed()``
     /// sends it again before reading another.
@@ -110,39 +110,18 @@ public final class VideoDecoder {
         self.streamOrientation = vf_stream_display_matrix(avStream) != nil ? chosen.orientation : nil
         self.fieldOrder = avStream.pointee.codecpar.pointee.field_order
 
-        guard let codec = avcodec_find_decoder(avStream.pointee.codecpar.pointee.codec_id) else {
-            throw MediaError(.unsupportedCodec, operation: "open decoder", item: file.item,
-                             message: "no decoder for codec '\(chosen.codec)'")
+        // More threads than 64 never decode faster, and each costs a thread and its frame buffers. 0 is FFmpeg's
+        // automatic count (av_cpu_count() + 1, at most 16), which the ffmpeg CLI asks for (`-threads auto`).
+        let threads = options.threadCount == DecoderOptions.automaticThreads ? 0 : min(max(1, options.threadCount), 64)
+        self.core = try StreamDecoder(file: file, stream: chosen.index, threads: threads,
+                                      keyframesOnly: options.keyframesOnly)
+        guard let pkt = av_packet_alloc() else {
+            throw MediaError.ffmpeg(vf_averror(ENOMEM), operation: "open decoder", item: file.item)
         }
-        guard let ctx = avcodec_alloc_context3(codec) else {
-            throw MediaError(.limitExceeded, operation: "open decoder", item: file.item, message: "out of memory")
-        }
-        var owned: UnsafeMutablePointer<AVCodecContext>? = ctx
-        var result = avcodec_parameters_to_context(ctx, avStream.pointee.codecpar)
-        if result >= 0 {
-            ctx.pointee.pkt_timebase = avStream.pointee.time_base
-            // More threads than 64 never decode faster, and each costs a thread and its frame buffers. 0 is FFmpeg's
-            // automatic count (av_cpu_count() + 1, at most 16), which the ffmpeg CLI asks for (`-threads auto`).
-            ctx.pointee.thread_count = options.threadCount == DecoderOptions.automaticThreads
-                ? 0 : Int32(min(max(1, options.threadCount), 64))
-            ctx.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
-            if options.keyframesOnly { ctx.pointee.skip_frame = AVDISCARD_NONKEY }
-            // The decoder refuses to allocate a picture larger than the limit, whatever the bitstream claims.
-            ctx.pointee.max_pixels = Int64(min(file.options.maxPixelCount, Int(Int64.max)))
-            result = avcodec_open2(ctx, codec, nil)
-        }
-        guard result >= 0, let pkt = av_packet_alloc() else {
-            avcodec_free_context(&owned)
-            throw MediaError.ffmpeg(result < 0 ? result : vf_averror(ENOMEM), operation: "open decoder",
-                                    item: file.item)
-        }
-        self.codecContext = ctx
         self.packet = pkt
     }
 
     deinit {
-        var ctx: UnsafeMutablePointer<AVCodecContext>? = codecContext
-        avcodec_free_context(&ctx)
         var pkt: UnsafeMutablePointer<AVPacket>? = packet
         av_packet_free(&pkt)
         av_frame_free(&scratch)
@@ -158,8 +137,8 @@ public final class VideoDecoder {
         guard let raw = scratch else {
             throw MediaError(.limitExceeded, operation: "decode", item: file.item, message: "out of memory")
         }
-        let result = avcodec_receive_frame(codecContext, raw)
-        if result >= 0 {
+        switch try core.receive(into: raw) {
+        case .output:
             scratch = nil
             // The container's sample aspect ratio, when valid, overrides the bitstream's on every decoded frame, as
             // the ffmpeg CLI sets it (and `av_guess_sample_aspect_ratio` chooses); see ``StreamInfo/sampleAspectRatio``.
@@ -167,19 +146,14 @@ public final class VideoDecoder {
             if container.num > 0 && container.den > 0 { raw.pointee.sample_aspect_ratio = container }
             let frame = VideoFrame(takingOwnership: raw, timeBase: timeBase, startTime: file.info.startTime,
                                    sequenceNumber: sequence, streamOrientation: streamOrientation)
-            let bytes = av_image_get_buffer_size(AVPixelFormat(rawValue: raw.pointee.format), raw.pointee.width,
-                                                 raw.pointee.height, 1)
-            try file.accountDecoded(width: Int(raw.pointee.width), height: Int(raw.pointee.height),
-                                    bytes: Int(max(bytes, 0)))
             sequence += 1
             return .frame(frame)
-        }
-        if result == vf_averror_eagain() { return .needsInput }
-        if result == vf_averror_eof() {
+        case .needsInput:
+            return .needsInput
+        case .ended:
             drained = true
             return .endOfStream
         }
-        throw MediaError.ffmpeg(result, operation: "decode", item: file.item, interrupt: file.interrupt)
     }
 
     /// Reads packets until one of this stream is sent to the decoder, or the input ends (then the decoder is told
@@ -206,13 +180,13 @@ public final class VideoDecoder {
                 read = try file.readPacket(into: packet)
             } catch let error as MediaError where sequence > 0 && error.kind == .io {
                 // Like the ffmpeg CLI: a read error after frames were decoded ends the input.
-                lastError = error
+                readError = error
                 read = .endOfFile
             }
             switch read {
             case .endOfFile:
                 inputEnded = true
-                _ = avcodec_send_packet(codecContext, nil)
+                _ = try? core.submit(nil)
                 return
             case .packet:
                 guard Int(packet.pointee.stream_index) == stream.index,
@@ -225,37 +199,24 @@ public final class VideoDecoder {
         }
     }
 
-    /// Sends `packet` to the decoder. Returns true when the caller should go back to ``receive()``: the packet was
-    /// taken, or refused as corrupt (FFmpeg may still have taken it in and hold output from it), or refused with
-    /// `EAGAIN` (kept in `packet` for the next ``feed()``); false when the decoder wants the next packet at once.
+    /// Sends `packet` to the decoder (``StreamDecoder/submit(_:)``). Returns true when the caller should go back to
+    /// ``receive()``: the packet was taken, or refused as corrupt (FFmpeg may still have taken it in and hold output
+    /// from it), or refused with `EAGAIN` (kept in `packet` for the next ``feed()``: after an error a decoder can
+    /// hold output and refuse input, found by fuzzing).
     private func send() throws -> Bool {
-        let sent = avcodec_send_packet(codecContext, packet)
-        if sent == vf_averror_eagain() {
-            // After an error, a decoder can hold output and refuse input (found by fuzzing): read first.
+        let sent: StreamDecoder.Sent
+        do {
+            sent = try core.submit(packet)
+        } catch {
+            av_packet_unref(packet)
+            throw error
+        }
+        if sent == .busy {
             heldPacket = true
             return true
         }
         av_packet_unref(packet)
-        if sent >= 0 { return true }
-        // A stream that grows past the size limits midway: the decoder refuses to allocate the picture
-        // (max_pixels) and reports it as invalid data or an invalid argument. That is the limit, not a corrupt
-        // packet to skip silently.
-        let width = Int(codecContext.pointee.width), height = Int(codecContext.pointee.height)
-        if width > file.options.maxDimension || height > file.options.maxDimension
-            || width * height > file.options.maxPixelCount {
-            throw MediaError(.limitExceeded, operation: "decode", item: file.item, message: """
-                the stream grows to \(width)x\(height) midway, over the limit of \(file.options.maxDimension) per side \
-                and \(file.options.maxPixelCount) pixels; no later frame is decoded
-                """)
-        }
-        if sent == vf_averror_invaliddata() || sent == vf_averror_patchwelcome() {
-            // Like the ffmpeg CLI, a corrupt packet is skipped. `avcodec_send_packet` reports decoding errors of
-            // packets it already took in, so the decoder may have output waiting: receive before sending more.
-            corruptPacketCount += 1
-            lastError = MediaError.ffmpeg(sent, operation: "decode", item: file.item)
-            return true
-        }
-        throw MediaError.ffmpeg(sent, operation: "decode", item: file.item, interrupt: file.interrupt)
+        return true
     }
 
     /// The next frame in presentation order, or nil at the end of the stream.
@@ -275,7 +236,7 @@ public final class VideoDecoder {
             case .needsInput:
                 try feed()
             case .endOfStream:
-                if sequence == 0, let lastError {
+                if sequence == 0, let lastError = readError ?? core.lastCorruption {
                     throw MediaError(.invalidData, operation: "decode", item: file.item,
                                      message: "no frame could be decoded: \(lastError.message)", code: lastError.code)
                 }
@@ -296,7 +257,7 @@ public final class VideoDecoder {
         try file.throwIfCancelled("seek")
         FFmpegLog.clear()
         try file.seekBackward(to: seconds, stream: stream.index)
-        avcodec_flush_buffers(codecContext)
+        core.flush()
         if heldPacket {
             av_packet_unref(packet)
             heldPacket = false
@@ -327,21 +288,23 @@ public final class VideoDecoder {
             defer { av_packet_unref(packet) }
             guard Int(packet.pointee.stream_index) == stream.index,
                   (packet.pointee.flags & vf_pkt_flag_key()) != 0 else { continue }
-            let sent = avcodec_send_packet(codecContext, packet)
-            if sent == vf_averror_invaliddata() || sent == vf_averror_patchwelcome() {
+            switch try core.submit(packet) {
+            case .corrupt:
                 // Start clean from the next keyframe: the decoder may hold state (or output) from the bad one.
-                corruptPacketCount += 1
-                avcodec_flush_buffers(codecContext)
+                core.flush()
                 continue
-            }
-            guard sent >= 0 else {
-                throw MediaError.ffmpeg(sent, operation: "decode", item: file.item, interrupt: file.interrupt)
+            case .busy:
+                // Just flushed by the seek, a decoder cannot have output to give first.
+                throw MediaError(.invalidData, operation: "decode", item: file.item,
+                                 message: "the decoder neither takes input nor gives output")
+            case .taken:
+                break
             }
             inputEnded = true
-            _ = avcodec_send_packet(codecContext, nil)
+            _ = try? core.submit(nil)
             if case .frame(let frame) = try receive() { return frame }
             // The decoder produced nothing from this keyframe: start over from the next one.
-            avcodec_flush_buffers(codecContext)
+            core.flush()
             inputEnded = false
             drained = false
         }

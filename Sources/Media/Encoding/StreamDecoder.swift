@@ -1,11 +1,12 @@
 internal import CFFmpeg
 import Foundation
 
-/// A decoder for one audio or video stream of a ``MediaFile`` that is handed packets by its caller (where
-/// ``VideoDecoder`` reads them itself): the transcoder reads each packet once and gives it to the decoder of its
-/// stream. Same rules as ``VideoDecoder``: corrupt packets are counted and skipped as the ffmpeg CLI skips them,
-/// every decoded picture counts against the file's limits, the frame-size limits are enforced by the codec
-/// (`max_pixels`).
+/// The one decoder over packets: a codec context for one audio or video stream of a ``MediaFile``, handed packets by
+/// its caller. The transcoder reads each packet once and gives it to the decoder of its stream; ``VideoDecoder``
+/// reads its stream's packets and decodes them through one. The rules are here once: corrupt packets are counted and
+/// skipped as the ffmpeg CLI skips them, a stream growing past the file's size limits midway is that limit (not a
+/// corrupt packet), every decoded picture counts against the file's limits, and the frame-size limits are enforced
+/// by the codec (`max_pixels`).
 final class StreamDecoder {
     let file: MediaFile
     let streamIndex: Int
@@ -16,8 +17,12 @@ final class StreamDecoder {
     private var lastError: MediaError? = nil
     private let context: UnsafeMutablePointer<AVCodecContext>
 
+    /// - Parameters:
+    ///   - threads: decoding threads, at most 64; 0 is FFmpeg's automatic count (`av_cpu_count() + 1`, at most 16),
+    ///     which the ffmpeg CLI asks for.
+    ///   - keyframesOnly: decode keyframes only (`skip_frame = AVDISCARD_NONKEY`).
     /// - Throws: ``MediaError`` `unsupportedCodec`, `limitExceeded`, and FFmpeg's errors opening the codec.
-    init(file: MediaFile, stream index: Int, threads: Int) throws {
+    init(file: MediaFile, stream index: Int, threads: Int, keyframesOnly: Bool = false) throws {
         self.file = file
         self.streamIndex = index
         let stream = file.stream(at: index)
@@ -39,6 +44,8 @@ final class StreamDecoder {
             ctx.pointee.thread_count = Int32(min(max(0, threads), 64))
             if isVideo {
                 ctx.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
+                if keyframesOnly { ctx.pointee.skip_frame = AVDISCARD_NONKEY }
+                // The decoder refuses to allocate a picture larger than the limit, whatever the bitstream claims.
                 ctx.pointee.max_pixels = Int64(min(file.options.maxPixelCount, Int(Int64.max)))
             }
             result = avcodec_open2(ctx, codec, nil)
@@ -55,27 +62,43 @@ final class StreamDecoder {
         avcodec_free_context(&ctx)
     }
 
-    /// Sends a packet (nil: the input ended, drain). A packet the decoder refuses as corrupt is counted and skipped.
-    /// Returns false when the decoder has output to give first (`EAGAIN`): receive, then send the same packet again.
+    /// What became of a packet sent: taken, refused as corrupt (counted and skipped; the decoder may still hold
+    /// output from what it took before), or refused because the decoder has output to give first (`EAGAIN`).
+    enum Sent {
+        case taken, corrupt, busy
+    }
+
+    /// Sends a packet (nil: the input ended, drain). Returns false when the decoder has output to give first
+    /// (`EAGAIN`): receive, then send the same packet again.
     func send(_ packet: UnsafeMutablePointer<AVPacket>?) throws -> Bool {
+        try submit(packet) != .busy
+    }
+
+    /// Sends a packet (nil: the input ended, drain) and says what became of it.
+    /// - Throws: ``MediaError`` `limitExceeded` when the stream grows past the file's size limits, FFmpeg's other
+    ///   errors of a video decoder.
+    func submit(_ packet: UnsafeMutablePointer<AVPacket>?) throws -> Sent {
         let sent = avcodec_send_packet(context, packet)
-        if sent >= 0 || sent == vf_averror_eof() { return true }
-        if sent == vf_averror_eagain() { return false }
+        if sent >= 0 || sent == vf_averror_eof() { return .taken }
+        if sent == vf_averror_eagain() { return .busy }
         if isVideo {
+            // The decoder refuses to allocate a picture past `max_pixels` and reports it as invalid data or an
+            // invalid argument: that is the limit, not a corrupt packet to skip silently.
             let width = Int(context.pointee.width), height = Int(context.pointee.height)
             if width > file.options.maxDimension || height > file.options.maxDimension
                 || width * height > file.options.maxPixelCount {
                 throw MediaError(.limitExceeded, operation: "decode", item: file.item, message: """
                     the stream grows to \(width)x\(height) midway, over the limit of \(file.options.maxDimension) \
-                    per side and \(file.options.maxPixelCount) pixels
+                    per side and \(file.options.maxPixelCount) pixels; no later frame is decoded
                     """)
             }
         }
         if sent == vf_averror_invaliddata() || sent == vf_averror_patchwelcome() || !isVideo {
-            // Like the ffmpeg CLI: a corrupt packet is skipped (an audio decoder's any error too).
+            // Like the ffmpeg CLI: a corrupt packet is skipped (an audio decoder's any error too). FFmpeg reports
+            // decoding errors of packets it already took in, so the decoder may have output waiting: receive first.
             corruptPacketCount += 1
             lastError = MediaError.ffmpeg(sent, operation: "decode", item: file.item)
-            return true
+            return .corrupt
         }
         throw MediaError.ffmpeg(sent, operation: "decode", item: file.item, interrupt: file.interrupt)
     }
@@ -85,17 +108,26 @@ final class StreamDecoder {
         guard let frame = Frame() else {
             throw MediaError(.limitExceeded, operation: "decode", item: file.item, message: "out of memory")
         }
-        let result = avcodec_receive_frame(context, frame.raw)
+        switch try receive(into: frame.raw) {
+        case .output: return .output(frame)
+        case .needsInput: return .needsInput
+        case .ended: return .ended
+        }
+    }
+
+    /// Receives the next decoded frame into `raw` (counted against the file's limits), if the decoder has one: a
+    /// caller that asks once per packet can keep one frame for the answers that hold nothing.
+    func receive(into raw: UnsafeMutablePointer<AVFrame>) throws -> Pull<Void> {
+        let result = avcodec_receive_frame(context, raw)
         if result >= 0 {
             framesDecoded += 1
             if isVideo {
-                let raw = frame.raw
                 let bytes = av_image_get_buffer_size(AVPixelFormat(rawValue: raw.pointee.format), raw.pointee.width,
                                                      raw.pointee.height, 1)
                 try file.accountDecoded(width: Int(raw.pointee.width), height: Int(raw.pointee.height),
                                         bytes: Int(max(bytes, 0)))
             }
-            return .output(frame)
+            return .output(())
         }
         if result == vf_averror_eagain() { return .needsInput }
         if result == vf_averror_eof() { return .ended }
@@ -105,6 +137,12 @@ final class StreamDecoder {
         }
         throw MediaError.ffmpeg(result, operation: "decode", item: file.item, interrupt: file.interrupt)
     }
+
+    /// The threads FFmpeg decodes with after opening: 1 when the codec decodes on the calling thread only.
+    var threadCount: Int { context.pointee.active_thread_type == 0 ? 1 : Int(context.pointee.thread_count) }
+
+    /// The error of the last corrupt packet skipped, if any.
+    var lastCorruption: MediaError? { lastError }
 
     /// Whether the packets sent from now on may go undecoded when no other picture refers to theirs
     /// (`skip_frame = AVDISCARD_NONREF`: H.264's `nal_ref_idc` 0, MPEG-2's B-pictures; decoders without such
