@@ -42,6 +42,7 @@ import tempfile
 import time
 import urllib.request
 
+import rendition_rule  # the one rendition rule, checked against the server's cases at start
 from serve_process import ServeProcess, media_files
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -150,12 +151,9 @@ def listing(url):
 
 
 def box_rung(renditions, w, h):
-    """util.js pickRendition without a bandwidth (every rendition H.264, which this Chromium plays)."""
-    if not renditions:
-        return None
-    area = lambda r: r["width"] * r["height"]
-    large = sorted((r for r in renditions if r["width"] >= w or r["height"] >= h), key=area)
-    return (large[0] if large else max(renditions, key=area))["name"]
+    """util.js pickRendition without a bandwidth (every rendition H.264, which this Chromium plays): the one rule."""
+    chosen = rendition_rule.pick(renditions, w, h)
+    return chosen["name"] if chosen else None
 
 
 class Session:
@@ -312,6 +310,7 @@ def report(r, failures, check):
 
 
 def main():
+    rendition_rule.check()
     ap = argparse.ArgumentParser()
     ap.add_argument("--videofeed", required=True)
     ap.add_argument("--only", default="slow,fast,swing,loop")

@@ -119,6 +119,7 @@ import threading
 import time
 import urllib.parse
 
+import rendition_rule  # the one rendition rule, checked against the server's cases at start
 from serve_process import ServeProcess
 from serve_ws import WebSocket, WebSocketClosed, percentile
 
@@ -137,13 +138,8 @@ POLL_S = 0.02
 
 
 def pick_rendition(renditions, w, h):
-    """util.js pickRendition(renditions, w, h) with every rendition playable and no bandwidth cap."""
-    rs = list(renditions or [])
-    if not rs:
-        return None
-    area = lambda r: r["width"] * r["height"]
-    large = sorted((r for r in rs if r["width"] >= w or r["height"] >= h), key=area)
-    return large[0] if large else sorted(rs, key=lambda r: -area(r))[0]
+    """util.js pickRendition(renditions, w, h) with every rendition playable and no bandwidth cap: the one rule."""
+    return rendition_rule.pick(renditions, w, h)
 
 
 def segment_starts(rendition):
@@ -921,6 +917,7 @@ def videofeed_binary():
 
 
 def main():
+    rendition_rule.check()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("trace")
