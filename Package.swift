@@ -84,7 +84,7 @@ let package = Package(
             ]
         ),
         .target(name: "TestSupport", dependencies: ["CHeif", "EngineSupport"], path: "Tests/TestSupport"),
-        .testTarget(name: "EngineSupportTests", dependencies: ["EngineSupport"]),
+        .testTarget(name: "EngineSupportTests", dependencies: ["EngineSupport", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
         .testTarget(
             name: "FeedTests",

@@ -14,7 +14,7 @@ import Prefetch
 /// call is one event: under the lock it feeds the machine and takes its actions; after the lock it resumes
 /// continuations, wakes lanes and sends reports.
 ///
-/// Thread-safe: all state is under `control`'s lock; lanes are dedicated threads.
+/// Thread-safe: all state is under `control`'s lock; each lane is a `ThreadLane` (a dedicated thread).
 public final class WorkPool: Sendable {
     /// How a job ended, for metrics and logs.
     public enum Outcome: Sendable {
@@ -69,7 +69,7 @@ public final class WorkPool: Sendable {
     private let report: @Sendable (Report) -> Void
     private let control: Locked<Control>
     /// One semaphore per lane: signalled when the lane has a job to take, or the pool stops.
-    private let bells: [DispatchSemaphore]
+    private let lanes: [ThreadLane]
 
     /// A job handed to a lane.
     private struct LaneJob {
@@ -120,17 +120,9 @@ public final class WorkPool: Sendable {
         self.report = report
         control = Locked(Control(machine: ServeScheduler(rules: rules),
                                  lanes: Array(repeating: nil, count: rules.workers)))
-        bells = (0..<rules.workers).map { _ in DispatchSemaphore(value: 0) }
-        for lane in 0..<rules.workers {
-            let thread = Thread { [self] in
-                // Linux's nice value is per thread, and the decoder's and encoder's own threads inherit it: transcoding
-                // yields the CPU to the server's event loop (and to anything else on the machine) when both want it.
-                if niceness > 0 { _ = setpriority(__priority_which_t(0), 0, niceness) }
-                laneLoop(lane)
-            }
-            thread.name = "videofeed-serve-worker-\(lane)"
-            thread.start()
-        }
+        // Linux's nice value is per thread, and the decoder's and encoder's own threads inherit it: transcoding
+        // yields the CPU to the server's event loop (and to anything else on the machine) when both want it.
+        lanes = (0..<rules.workers).map { ThreadLane(name: "videofeed-serve-worker-\($0)", nice: max(0, niceness)) }
     }
 
     /// Waits until `key`'s artifact is made (joining the job in flight or queueing it as the most urgent work).
@@ -219,7 +211,8 @@ public final class WorkPool: Sendable {
             c.machine.shutdown()
             return c.machine.actions
         }
-        for bell in bells { bell.signal() }
+        // The jobs already handed to a lane run first (cancelled, they end at once and answer their waiters).
+        for lane in lanes { lane.stopAfterQueued() }
     }
 
     // MARK: - Driving the machine
@@ -242,7 +235,7 @@ public final class WorkPool: Sendable {
         }
         for r in deeds.reports { report(r) }
         for (continuation, result) in deeds.resumes { continuation.resume(with: result) }
-        for lane in deeds.wake { bells[lane].signal() }
+        for lane in deeds.wake { lanes[lane].async { [self] in runJob(on: lane) } }
         if let wake = deeds.timer {
             let delay = max(0, wake - now())
             DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.timerFired(at: wake) }
@@ -284,39 +277,33 @@ public final class WorkPool: Sendable {
         }
     }
 
-    private func laneLoop(_ lane: Int) {
-        while true {
-            bells[lane].wait()
-            let job = control.withLock { c -> LaneJob? in
-                guard let job = c.lanes[lane], !job.taken else { return nil }
-                c.lanes[lane]?.taken = true
-                return job
-            }
-            guard let job else {
-                if control.withLock({ $0.stopped && $0.lanes[lane] == nil }) { return }
-                continue
-            }
-            let started = DispatchTime.now().uptimeNanoseconds
-            var outcome: Outcome
-            do {
-                if job.token.isCancelled { throw Cancelled() }
-                try perform(job.key, job.token)
-                outcome = .made(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
-            } catch {
-                outcome = job.token.isCancelled ? .cancelled : .failed(error)
-            }
-            let ending: ServeScheduler.Ending = switch outcome {
-            case .made: .made
-            case .cancelled: .cancelled
-            case .failed: .failed
-            }
-            event({ c in
-                c.lanes[lane] = nil
-                if case .failed(let error) = outcome { c.errors[job.key] = error }
-                c.machine.finish(lane: lane, ending, now: now())
-                return c.machine.actions
-            }, ended: outcome)
-            if control.withLock({ $0.stopped && $0.lanes[lane] == nil }) { return }
+    /// Runs the job the machine started on `lane`, on the lane's thread, and feeds its end to the machine.
+    private func runJob(on lane: Int) {
+        let job = control.withLock { c -> LaneJob? in
+            guard let job = c.lanes[lane], !job.taken else { return nil }
+            c.lanes[lane]?.taken = true
+            return job
         }
+        guard let job else { return }
+        let started = DispatchTime.now().uptimeNanoseconds
+        var outcome: Outcome
+        do {
+            if job.token.isCancelled { throw Cancelled() }
+            try perform(job.key, job.token)
+            outcome = .made(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+        } catch {
+            outcome = job.token.isCancelled ? .cancelled : .failed(error)
+        }
+        let ending: ServeScheduler.Ending = switch outcome {
+        case .made: .made
+        case .cancelled: .cancelled
+        case .failed: .failed
+        }
+        event({ c in
+            c.lanes[lane] = nil
+            if case .failed(let error) = outcome { c.errors[job.key] = error }
+            c.machine.finish(lane: lane, ending, now: now())
+            return c.machine.actions
+        }, ended: outcome)
     }
 }

@@ -30,13 +30,13 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
 
     /// Where the machine and everything below marked "confined to `control`" live: a dedicated thread, so that a
     /// swipe can queue its update without the woken thread preempting the swiping one
-    /// (``WorkerLane/asyncWithoutPreempting(_:)``).
-    private let control = WorkerLane(name: "videofeed.prefetch.control", nice: 0)
+    /// (``ThreadLane/asyncWithoutPreempting(_:)``).
+    private let control = ThreadLane(name: "videofeed.prefetch.control", nice: 0)
     /// Dropped frames and closed decoders are freed here, off the control queue and a little later, so that neither
     /// a swipe nor the decode of the item on screen competes with returning memory to the system.
     private let reclaim = DispatchQueue(label: "videofeed.prefetch.reclaim")
     private let reclaiming = DispatchGroup()
-    private let lanes: [WorkerLane]
+    private let lanes: [ThreadLane]
 
     // Confined to `control`.
     private var machine: PrefetchStateMachine
@@ -90,7 +90,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
         // One more lane than workers, kept for the item on screen; the nice levels are the rules' (PolicyLab shares
         // its virtual cores by the same levels).
         self.lanes = (0...rules.workers).map {
-            WorkerLane(name: "videofeed.prefetch.worker\($0)", nice: rules.nice(ofLane: $0))
+            ThreadLane(name: "videofeed.prefetch.worker\($0)", nice: rules.nice(ofLane: $0))
         }
         self.jobs = Array(repeating: nil, count: rules.workers + 1)
     }

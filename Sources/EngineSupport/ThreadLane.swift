@@ -1,11 +1,11 @@
-import EngineSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// One dedicated thread running blocks in order, with a CPU priority of its own for its whole life: the prefetch
-/// scheduler's worker lanes and its control queue.
+/// The engine's one thread lane: a dedicated thread running blocks in order, with a CPU priority of its own for its
+/// whole life. The prefetch scheduler's worker lanes and its control queue, the serving pool's workers (`WorkPool`)
+/// and each rendition's encoder thread (`EncoderLane`, with a bounded queue) are lanes.
 ///
 /// Dispatch's shared threads cannot carry a priority: a thread that ran a low-priority job would keep it for the
 /// next unrelated block (a priority can be lowered but not raised again without privileges). So each lane is a
@@ -15,9 +15,11 @@ import Glibc
 /// The control queue is a lane too, and offers ``asyncWithoutPreempting(_:)`` for a swipe's update: on a dispatch queue
 /// the woken worker took the swiping thread's core at once, and the swipe's answer waited 1–10 ms behind the update it
 /// had just queued (measured: one involuntary context switch inside `async` on every slow hit).
-final class WorkerLane: @unchecked Sendable {
+package final class ThreadLane: @unchecked Sendable {
     // All guarded by `condition` (which is what makes the class `@unchecked Sendable`).
     private let condition = NSCondition()
+    /// Jobs that may wait at most; ``async(_:)`` blocks while that many do.
+    private let capacity: Int
     private var jobs: [@Sendable () -> Void] = []
     private var head = 0
     /// The thread executing a job (the lane's own) or a ``sync(_:)`` body run in place (its caller); nil when idle.
@@ -27,17 +29,24 @@ final class WorkerLane: @unchecked Sendable {
     /// The kernel's id of the lane's thread, for changing its scheduling policy from another thread.
     private var tid: pid_t = 0
 
-    init(name: String, nice: Int32) {
-        startThread(name: name, nice: nice)
+    /// Starts the lane's thread, named `name` for debuggers and `top -H`.
+    /// - Parameters:
+    ///   - nice: the thread's nice value for its whole life (Linux's is per thread, and threads it starts inherit it).
+    ///   - stackSize: the thread's stack in bytes, when the default is not enough (an encoder's).
+    ///   - capacity: the most jobs that wait; ``async(_:)`` blocks while that many do, which bounds what a producer
+    ///     has in flight.
+    package init(name: String, nice: Int32 = 0, stackSize: Int? = nil, capacity: Int = .max) {
+        self.capacity = max(1, capacity)
+        startThread(name: name, nice: nice, stackSize: stackSize)
     }
 
-    private func startThread(name: String, nice: Int32) {
+    private func startThread(name: String, nice: Int32, stackSize: Int?) {
         let started = DispatchSemaphore(value: 0)
         // The thread keeps the lane alive until ``stop()`` ends it.
         let thread = Thread { [self] in
             #if os(Linux)
             // On Linux, PRIO_PROCESS with 0 changes only the calling thread.
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice)
+            if nice != 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) }
             let tid = currentThreadID()
             #else
             let tid: pid_t = 0
@@ -51,6 +60,8 @@ final class WorkerLane: @unchecked Sendable {
                 let job = jobs[head]
                 head += 1
                 if head == jobs.count { jobs.removeAll(keepingCapacity: true); head = 0 }
+                // A producer may wait for room (``capacity``).
+                if capacity != .max { condition.broadcast() }
                 owner = pthread_self()
                 condition.unlock()
                 job()
@@ -60,16 +71,19 @@ final class WorkerLane: @unchecked Sendable {
             condition.unlock()
         }
         thread.name = name
+        if let stackSize { thread.stackSize = stackSize }
         thread.start()
         // `asyncWithoutPreempting` knows the thread's id from the first call on.
         started.wait()
     }
 
-    /// Runs `job` on this lane's thread after the jobs before it.
-    func async(_ job: @escaping @Sendable () -> Void) {
+    /// Runs `job` on this lane's thread after the jobs before it; first waits while ``capacity`` jobs wait. Dropped
+    /// once the lane is stopped.
+    package func async(_ job: @escaping @Sendable () -> Void) {
         condition.lock()
-        jobs.append(job)
-        condition.signal()
+        while !stopped && jobs.count - head >= capacity { condition.wait() }
+        if !stopped { jobs.append(job) }
+        condition.broadcast()
         condition.unlock()
     }
 
@@ -78,7 +92,7 @@ final class WorkerLane: @unchecked Sendable {
     /// `SCHED_OTHER` when `job` starts. It runs at once on an idle core, else when the caller next waits. For work a
     /// latency-sensitive caller queues and must not wait behind (a swipe's update); best effort where the system
     /// refuses the change.
-    func asyncWithoutPreempting(_ job: @escaping @Sendable () -> Void) {
+    package func asyncWithoutPreempting(_ job: @escaping @Sendable () -> Void) {
         #if os(Linux)
         condition.lock()
         let tid = self.tid
@@ -101,7 +115,7 @@ final class WorkerLane: @unchecked Sendable {
     /// `sync`, it runs on the caller's thread when the lane is idle (no hand-over to wait for), else as a job on the
     /// lane's thread; in place when called from whatever executes on the lane (so a job may call back into its
     /// owner's synchronous API).
-    func sync<T>(_ body: () -> T) -> T {
+    package func sync<T>(_ body: () -> T) -> T {
         let me = pthread_self()
         condition.lock()
         if let owner, pthread_equal(owner, me) != 0 {
@@ -114,7 +128,7 @@ final class WorkerLane: @unchecked Sendable {
             defer {
                 condition.lock()
                 owner = nil
-                if head < jobs.count { condition.signal() }
+                if head < jobs.count { condition.broadcast() }
                 condition.unlock()
             }
             return body()
@@ -130,22 +144,35 @@ final class WorkerLane: @unchecked Sendable {
 
     /// Jobs queued and not yet started (a `sync` waiting on a busy lane is one). For tests that wait for a call to
     /// be queued instead of sleeping.
-    var queuedCount: Int {
+    package var queuedCount: Int {
         condition.lock()
         defer { condition.unlock() }
         return jobs.count - head
     }
 
-    /// Ends the thread once its current job returns; queued jobs are dropped.
-    func stop() {
+    /// Whether ``stop()`` was called: the thread ends (or has ended) after its current job, and a ``sync(_:)`` would
+    /// wait for ever.
+    package var isStopped: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return stopped
+    }
+
+    /// Ends the thread once its current job returns; queued jobs are dropped, and so is any job queued after.
+    package func stop() {
         condition.lock()
         stopped = true
-        condition.signal()
+        condition.broadcast()
         condition.unlock()
+    }
+
+    /// Ends the thread once every job queued before this call has run.
+    package func stopAfterQueued() {
+        async { [self] in stop() }
     }
 }
 
-/// One ``WorkerLane/sync(_:)`` call: the caller waits on `done` while the lane's thread runs `body`, so the two never
+/// One ``ThreadLane/sync(_:)`` call: the caller waits on `done` while the lane's thread runs `body`, so the two never
 /// touch `body` or `result` at the same time (the semaphore orders them); that is what makes it `@unchecked Sendable`.
 /// `body` is let go before `done` is signalled, so it has not escaped when the caller's `withoutActuallyEscaping` ends.
 private final class SyncCall<T>: @unchecked Sendable {

@@ -3,13 +3,14 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import Prefetch
 import Testing
 import TestSupport
 
-/// The scheduler's lanes and control queue: order, `sync` like a dispatch queue's, and a swipe's wake-up that does not
+/// The engine's one lane type (the prefetch scheduler's lanes and control queue, the serving pool's workers, encoder
+/// threads): order, `sync` like a dispatch queue's, a bounded queue, a stop after the queued jobs, and a swipe's
+/// wake-up that does not
 /// preempt the swiping thread.
-@Suite struct WorkerLaneTests {
+@Suite struct ThreadLaneTests {
     /// Blocks the lane until `open()` so that work can be queued behind a running job.
     final class Gate: Sendable {
         let entered = DispatchSemaphore(value: 0)
@@ -23,7 +24,7 @@ import TestSupport
 
     @Test("jobs run in order, and a sync waits for the jobs queued before it")
     func order() throws {
-        let lane = WorkerLane(name: "test.order", nice: 0)
+        let lane = ThreadLane(name: "test.order", nice: 0)
         defer { lane.stop() }
         let log = Locked<[Int]>([])
         let gate = Gate()
@@ -43,9 +44,53 @@ import TestSupport
         #expect(seen == [0, 1, 2, 3, 4, 5])
     }
 
+    @Test("a bounded lane makes its producer wait while that many jobs wait, and runs them all in order")
+    func capacity() throws {
+        let lane = ThreadLane(name: "test.capacity", capacity: 2)
+        defer { lane.stop() }
+        let gate = Gate()
+        lane.async { gate.hold() }
+        try #require(gate.entered.wait(timeout: .now() + 30) == .success)
+        let log = Locked<[Int]>([])
+        let submitted = Locked(0)
+        let producer = Thread {
+            for i in 0..<5 {
+                lane.async { log.withLock { $0.append(i) } }
+                submitted.withLock { $0 += 1 }
+            }
+        }
+        producer.start()
+        // Two wait and the third submission blocks (an event: the count stops at 2 while the gate is shut).
+        #expect(waitFor { submitted.get() == 2 && lane.queuedCount == 2 })
+        #expect(submitted.get() == 2 && lane.queuedCount == 2)
+        gate.open()
+        #expect(waitFor { submitted.get() == 5 })
+        #expect(lane.sync { log.get() } == [0, 1, 2, 3, 4])
+    }
+
+    @Test("stopAfterQueued runs the jobs queued before it, then ends the lane: a job queued after is dropped")
+    func stopAfterQueued() throws {
+        let lane = ThreadLane(name: "test.stop")
+        let gate = Gate()
+        lane.async { gate.hold() }
+        try #require(gate.entered.wait(timeout: .now() + 30) == .success)
+        let log = Locked<[Int]>([])
+        let done = DispatchSemaphore(value: 0)
+        for i in 0..<3 { lane.async { log.withLock { $0.append(i) } } }
+        lane.async { done.signal() }
+        lane.stopAfterQueued()
+        lane.async { log.withLock { $0.append(99) } }
+        gate.open()
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        // The stop is the next job: once it ran, the thread ends without taking the job behind it.
+        #expect(waitFor { lane.isStopped })
+        #expect(log.get() == [0, 1, 2])
+        #expect(lane.queuedCount == 1, "the job queued after the stop stays unrun")
+    }
+
     @Test("an idle lane's sync runs on the caller's thread, and a sync from inside the lane runs in place")
     func syncInPlace() {
-        let lane = WorkerLane(name: "test.sync", nice: 0)
+        let lane = ThreadLane(name: "test.sync", nice: 0)
         defer { lane.stop() }
         let caller = pthread_self()
         let ranOnCaller = lane.sync { pthread_equal(pthread_self(), caller) != 0 }
@@ -67,7 +112,7 @@ import TestSupport
 
     @Test("a sync on an idle lane never overlaps a job queued while it runs")
     func syncExcludesJobs() {
-        let lane = WorkerLane(name: "test.exclusion", nice: 0)
+        let lane = ThreadLane(name: "test.exclusion", nice: 0)
         defer { lane.stop() }
         let inside = Locked(false)
         let overlapped = Locked(false)
@@ -88,7 +133,7 @@ import TestSupport
     #if os(Linux)
     @Test("a swipe's wake-up: the lane is SCHED_BATCH while the job waits and SCHED_OTHER again when it runs")
     func wakesWithoutPreempting() throws {
-        let lane = WorkerLane(name: "test.batch", nice: 0)
+        let lane = ThreadLane(name: "test.batch", nice: 0)
         defer { lane.stop() }
         let gate = Gate()
         let tid = Locked<pid_t>(0)
