@@ -31,22 +31,24 @@ package final class ThreadLane: @unchecked Sendable {
 
     /// Starts the lane's thread, named `name` for debuggers and `top -H`.
     /// - Parameters:
-    ///   - nice: the thread's nice value for its whole life (Linux's is per thread, and threads it starts inherit it).
+    ///   - nice: the thread's nice value for its whole life (Linux's is per thread, and threads it starts inherit
+    ///     it); nil keeps the creating thread's (an encoder started by a serving worker stays at the worker's).
     ///   - stackSize: the thread's stack in bytes, when the default is not enough (an encoder's).
     ///   - capacity: the most jobs that wait; ``async(_:)`` blocks while that many do, which bounds what a producer
-    ///     has in flight.
-    package init(name: String, nice: Int32 = 0, stackSize: Int? = nil, capacity: Int = .max) {
+    ///     has in flight. Only the lane's thread makes room, so a job on a bounded lane must not queue work on its
+    ///     own lane (nor a ``sync(_:)`` body run in place): with the queue full it would wait for itself.
+    package init(name: String, nice: Int32? = nil, stackSize: Int? = nil, capacity: Int = .max) {
         self.capacity = max(1, capacity)
         startThread(name: name, nice: nice, stackSize: stackSize)
     }
 
-    private func startThread(name: String, nice: Int32, stackSize: Int?) {
+    private func startThread(name: String, nice: Int32?, stackSize: Int?) {
         let started = DispatchSemaphore(value: 0)
         // The thread keeps the lane alive until ``stop()`` ends it.
         let thread = Thread { [self] in
             #if os(Linux)
             // On Linux, PRIO_PROCESS with 0 changes only the calling thread.
-            if nice != 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) }
+            if let nice { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) }
             let tid = currentThreadID()
             #else
             let tid: pid_t = 0

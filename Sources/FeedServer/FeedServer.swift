@@ -98,7 +98,8 @@ public struct FeedServer: Sendable {
             .init(service: app),
         ]
         if let watch = options.watch {
-            services.append(.init(service: SourceFollowService(watch: watch, engine: engine, hub: hub, logger: logger)))
+            services.append(.init(service: SourceFollowService(watch: watch, engine: engine, hub: hub, logger: logger),
+                                  successTerminationBehavior: .ignore))
         }
         services.append(.init(service: WarmUpService(engine: engine, count: options.warmItems, logger: logger),
                               successTerminationBehavior: .ignore))

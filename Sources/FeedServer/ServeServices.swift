@@ -47,7 +47,8 @@ struct WarmUpService: Service {
 }
 
 /// The watch of the feed's source, followed until shutdown (``FeedServer/follow(_:engine:hub:logger:)``): the watch
-/// is stopped at this service's turn, which ends its wait.
+/// is stopped at this service's turn, which ends its wait. A watch that ends otherwise (stopped by its owner) ends
+/// only this service, not the server (``ServiceGroupConfiguration/ServiceConfiguration`` `.ignore`).
 struct SourceFollowService: Service {
     let watch: SourceWatch
     let engine: ServeEngine
@@ -78,7 +79,8 @@ final class GracefulStop: Sendable {
         }
     }
 
-    func ended() { state.withLock { $0.group = nil } }
+    /// The group ended: a later run starts afresh.
+    func ended() { state.withLock { $0 = (nil, false) } }
 
     /// Asks the running group (or the next) to shut down gracefully.
     func ask() async {

@@ -122,7 +122,9 @@ public final class WorkPool: Sendable {
                                  lanes: Array(repeating: nil, count: rules.workers)))
         // Linux's nice value is per thread, and the decoder's and encoder's own threads inherit it: transcoding
         // yields the CPU to the server's event loop (and to anything else on the machine) when both want it.
-        lanes = (0..<rules.workers).map { ThreadLane(name: "videofeed-serve-worker-\($0)", nice: max(0, niceness)) }
+        lanes = (0..<rules.workers).map {
+            ThreadLane(name: "videofeed-serve-worker-\($0)", nice: niceness > 0 ? niceness : nil)
+        }
     }
 
     /// Waits until `key`'s artifact is made (joining the job in flight or queueing it as the most urgent work).
@@ -211,8 +213,9 @@ public final class WorkPool: Sendable {
             c.machine.shutdown()
             return c.machine.actions
         }
-        // The jobs already handed to a lane run first (cancelled, they end at once and answer their waiters).
-        for lane in lanes { lane.stopAfterQueued() }
+        // A lane ends once it holds no job: an idle one at once, a busy one after its job (cancelled, it ends soon and
+        // answers its waiters), and a job started just before the stop but handed to its lane after it still runs.
+        for (k, lane) in lanes.enumerated() { lane.async { [self] in stopIfIdle(k) } }
     }
 
     // MARK: - Driving the machine
@@ -277,6 +280,11 @@ public final class WorkPool: Sendable {
         }
     }
 
+    /// Ends lane `lane`'s thread when the pool is stopped and the lane holds no job.
+    private func stopIfIdle(_ lane: Int) {
+        if control.withLock({ $0.stopped && $0.lanes[lane] == nil }) { lanes[lane].stop() }
+    }
+
     /// Runs the job the machine started on `lane`, on the lane's thread, and feeds its end to the machine.
     private func runJob(on lane: Int) {
         let job = control.withLock { c -> LaneJob? in
@@ -305,5 +313,6 @@ public final class WorkPool: Sendable {
             c.machine.finish(lane: lane, ending, now: now())
             return c.machine.actions
         }, ended: outcome)
+        stopIfIdle(lane)
     }
 }

@@ -116,7 +116,8 @@ public final class FrameConverter {
         let scaledSize = orientation.swapsAxes ? Size(width: out.height, height: out.width) : out
         // An HDR picture is tone-mapped and resized by libavfilter; libswscale then only converts it.
         let mapped = try toneMapsHDR ? toneMapped(frame.frame, to: scaledSize) : nil
-        let scaledFrame = try scale(mapped?.raw ?? frame.frame, to: scaledSize)
+        // `mapped` owns the picture libswscale reads: it lives until the conversion returns.
+        let scaledFrame = try withExtendedLifetime(mapped) { try scale(mapped?.raw ?? frame.frame, to: scaledSize) }
         let bytes = Reorient.pack(scaledFrame, format: pixelFormat, size: scaledSize, orientation: orientation)
         return Image(width: out.width, height: out.height, pixelFormat: pixelFormat, bytes: bytes)
     }

@@ -258,6 +258,9 @@ public final class VideoDecoder {
         FFmpegLog.clear()
         try file.seekBackward(to: seconds, stream: stream.index)
         core.flush()
+        // "No frame could be decoded" speaks of what is decoded from here on.
+        readError = nil
+        core.forgetCorruption()
         if heldPacket {
             av_packet_unref(packet)
             heldPacket = false
@@ -282,7 +285,9 @@ public final class VideoDecoder {
         while true {
             try file.throwIfCancelled("decode")
             guard try file.readPacket(into: packet) == .packet else {
+                // Drained, so that ``nextFrame()`` now ends instead of asking for input there is none of.
                 inputEnded = true
+                _ = try? core.submit(nil)
                 return nil
             }
             defer { av_packet_unref(packet) }

@@ -148,6 +148,39 @@ import Testing
         await #expect(throws: Gone.self) { try await running.value }
     }
 
+    @Test("a shutdown at any moment around a job's start answers its waiter: the job handed to its lane after the stop still runs, cancelled")
+    func aShutdownRacingAStartAnswersEveryWaiter() async throws {
+        for attempt in 0..<300 {
+            let recorder = Recorder(blocks: false)
+            let pool = WorkPool(workers: 1, perform: recorder.perform)
+            let start = DispatchSemaphore(value: 0)
+            // The shutdown on another thread, let go together with the request.
+            let stopper = Thread {
+                start.wait()
+                if attempt % 3 != 0 { usleep(UInt32(attempt % 7) * 20) }
+                pool.shutdown()
+            }
+            stopper.start()
+            let waiter = Task { try? await pool.wait(key("race-\(attempt)")) }
+            start.signal()
+            // Bounded: a waiter never answered fails the test (and is then let go by cancelling it).
+            let ended = await withTaskGroup(of: Bool.self) { group in
+                group.addTask { await waiter.value; return true }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(10))
+                    return false
+                }
+                let first = await group.next() ?? false
+                if !first { waiter.cancel() }
+                group.cancelAll()
+                return first
+            }
+            #expect(ended, "attempt \(attempt): the waiter was never answered")
+            if !ended { break }
+            #expect(await waitForAsync(seconds: 20) { pool.runningCount == 0 }, "attempt \(attempt)")
+        }
+    }
+
     @Test func cacheEvictsLeastRecentlyUsedAndWritesWhole() throws {
         let root = try TestFixtures.temporaryFolder("serve-lru")
         let cache = try MediaCache(root: root, limit: 10_000)

@@ -144,6 +144,9 @@ final class StreamDecoder {
     /// The error of the last corrupt packet skipped, if any.
     var lastCorruption: MediaError? { lastError }
 
+    /// Forgets ``lastCorruption`` (a seek starts a new run of decoding).
+    func forgetCorruption() { lastError = nil }
+
     /// Whether the packets sent from now on may go undecoded when no other picture refers to theirs
     /// (`skip_frame = AVDISCARD_NONREF`: H.264's `nal_ref_idc` 0, MPEG-2's B-pictures; decoders without such
     /// pictures decode everything). The pictures that are decoded come out the same: nothing refers to the skipped

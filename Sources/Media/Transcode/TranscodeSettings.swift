@@ -80,7 +80,10 @@ public struct TranscodeSettings: Sendable, Hashable, Codable {
     /// 4: the duration and the segment list from where the video really ends (``VideoEnd``), not from the header
     /// alone: a listing or manifest made by an older build may list segments past the end.
     /// 5: an untagged HD source is read as BT.709 (``UntaggedColour``), no longer converted from BT.601.
-    public static let recipe = 5
+    /// 6: an HDR item's poster is tone-mapped by the renditions' own curve (``ToneMap``), no longer by a Swift one:
+    /// `serve` keeps posters in these folders. A batch's renditions are the same bytes as under 5, but its folders
+    /// are named anew, so a batch made by an older build is redone once.
+    public static let recipe = 6
 }
 
 /// libavfilter's `eq`: brightness −1…1 (0 unchanged), contrast −1000…1000 (1 unchanged), saturation 0…3
