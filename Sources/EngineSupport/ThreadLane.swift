@@ -160,12 +160,17 @@ package final class ThreadLane: @unchecked Sendable {
         return stopped
     }
 
-    /// Ends the thread once its current job returns; queued jobs are dropped, and so is any job queued after.
+    /// Ends the thread once its current job returns; queued jobs are dropped, and so is any job queued after. The
+    /// dropped jobs are released here: a job that holds the lane's owner would otherwise keep both alive for ever.
     package func stop() {
         condition.lock()
         stopped = true
+        let dropped = jobs
+        jobs.removeAll()
+        head = 0
         condition.broadcast()
         condition.unlock()
+        _ = dropped
     }
 
     /// Ends the thread once every job queued before this call has run.
