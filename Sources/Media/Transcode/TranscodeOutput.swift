@@ -5,7 +5,7 @@ import Foundation
 final class Output {
     enum Kind {
         case rendition(TranscodePlan.Rendition)
-        case preview(String)
+        case preview
     }
 
     enum Encoder {
@@ -13,13 +13,19 @@ final class Output {
         case webp(WebPEncoder)
     }
 
+    /// A whole file this output's packets also go into: a batch's MP4 of the rendition (every segment's packets,
+    /// finished by the batch) or a preview's MP4 or WebP (finished by this output when its streams end).
+    struct WholeFile {
+        let writer: MediaWriter
+        let videoStream: Int
+        let audioStream: Int?
+        let finishedByOutput: Bool
+    }
+
     let kind: Kind
     let encoder: Encoder
-    let mp4: MediaWriter?
-    let mp4Path: String?
-    let mp4Temporary: String?
-    let videoStream: Int
-    let audioStream: Int?
+    let file: WholeFile?
+    /// The segment cutter of a rendition (its CMAF fragments); nil for a preview.
     var cutter: SegmentCutter?
     /// Where segments begin (a keyframe is forced at each boundary); nil for outputs without segments.
     let grid: SegmentGrid?
@@ -45,6 +51,8 @@ final class Output {
     var made: TranscodedSegment? = nil
     /// Added to the timestamps of the packets given to the cutter (see `Pipeline.fragmentShift`).
     var fragmentShift: (video: Int64, audio: Int64) = (0, 0)
+    var videoFinished = false
+    var audioEnded = false
 
     static func shift(_ packet: Packet, by ticks: Int64) {
         guard ticks != 0 else { return }
@@ -52,23 +60,11 @@ final class Output {
         if raw.pointee.pts != vf_nopts_value() { raw.pointee.pts = raw.pointee.pts.addingReportingOverflow(ticks).partialValue }
         if raw.pointee.dts != vf_nopts_value() { raw.pointee.dts = raw.pointee.dts.addingReportingOverflow(ticks).partialValue }
     }
-    /// Whether `mp4` is this output's own, to finish when the streams end (a batch's rendition MP4 spans every
-    /// segment and is finished by the batch).
-    let finishesMP4: Bool
-    var videoFinished = false
 
-    init(kind: Kind, encoder: Encoder, mp4: MediaWriter?, mp4Path: String?, mp4Temporary: String?, videoStream: Int,
-         audioStream: Int?,
-         cutter: SegmentCutter?, grid: SegmentGrid?, timeBase: AVRational, name: String, finishesMP4: Bool = true) {
-        self.finishesMP4 = finishesMP4
+    init(kind: Kind, encoder: Encoder, file: WholeFile?, grid: SegmentGrid?, timeBase: AVRational, name: String) {
         self.kind = kind
         self.encoder = encoder
-        self.mp4 = mp4
-        self.mp4Path = mp4Path
-        self.mp4Temporary = mp4Temporary
-        self.videoStream = videoStream
-        self.audioStream = audioStream
-        self.cutter = cutter
+        self.file = file
         self.grid = grid
         self.timeBase = timeBase
         self.name = name
@@ -180,15 +176,15 @@ final class Output {
                 try cutter.addVideo(copy, time: time, decodeTime: dts == vf_nopts_value() ? time : Double(dts) * seconds,
                                     duration: duration)
             }
-            if let mp4 { try mp4.write(packet, stream: videoStream, interleaved: true) }
+            if let file { try file.writer.write(packet, stream: file.videoStream, interleaved: true) }
         }
     }
 
     func audio(_ packet: Packet) throws {
         let tb = packet.raw.pointee.time_base
         let time = Double(packet.pts) * Double(tb.num) / Double(max(tb.den, 1))
-        if let mp4, let audioStream, let copy = packet.clone() {
-            try mp4.write(copy, stream: audioStream, interleaved: true)
+        if let file, let audioStream = file.audioStream, let copy = packet.clone() {
+            try file.writer.write(copy, stream: audioStream, interleaved: true)
         }
         if let cutter, let copy = packet.clone() {
             Output.shift(copy, by: fragmentShift.audio)
@@ -201,10 +197,8 @@ final class Output {
         videoFinished = true
         try deliver(encodeRaw(nil))
         try cutter?.endVideo()
-        if audioStream == nil || cutter == nil { try finishIfDone(audioEnded: audioStream == nil) }
+        if file?.audioStream == nil || cutter == nil { try finishIfDone(audioEnded: file?.audioStream == nil) }
     }
-
-    var audioEnded = false
 
     func finishAudio() throws {
         audioEnded = true
@@ -213,7 +207,7 @@ final class Output {
     }
 
     func finishIfDone(audioEnded: Bool) throws {
-        guard videoFinished, audioEnded || audioStream == nil, finishesMP4 else { return }
-        try mp4?.finish()
+        guard videoFinished, audioEnded || file?.audioStream == nil, let file, file.finishedByOutput else { return }
+        _ = try file.writer.finish()
     }
 }

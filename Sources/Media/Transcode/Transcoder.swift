@@ -74,9 +74,10 @@ public final class Transcoder {
         try batch.finishMP4s()
         if let preview = settings.preview {
             try rewind()
-            let pipeline = try Pipeline(transcoder: self, rungs: [], window: (0, preview.seconds + 1, 0),
-                                        batch: batch, previewFolder: folder)
-            try pipeline.runPreview()
+            let pipeline = try Pipeline(Pass(product: .previews(folder: folder),
+                                             window: Pass.Window(start: 0, end: preview.seconds + 1, index: 0),
+                                             source: .itemStart), of: self)
+            try pipeline.runPreviews()
             batch.madePreviews = true
         }
         return try batch.report(plan: plan)
@@ -155,8 +156,8 @@ public final class Transcoder {
               let time = origin.firstPictureTimes[plan.renditions[rendition].name] else {
             return try segment(index, rendition: rendition)
         }
-        itemDisplay = origin.display
-        firstPictureTime[plan.renditions[rendition].name] = time
+        memory.itemDisplay = origin.display
+        memory.firstPictureTime[plan.renditions[rendition].name] = time
         var segment = try alone(index, rendition: rendition)
         segment.initialization = []
         return segment
@@ -176,9 +177,9 @@ public final class Transcoder {
               rungs.allSatisfy(plan.renditions.indices.contains) else { return nil }
         for rendition in rungs.map({ plan.renditions[$0] }) {
             guard let time = origin.firstPictureTimes[rendition.name] else { return nil }
-            firstPictureTime[rendition.name] = time
+            memory.firstPictureTime[rendition.name] = time
         }
-        itemDisplay = origin.display
+        memory.itemDisplay = origin.display
         do {
             var made = try segments(index, rungs: rungs, batch: nil).segments
             for n in made.indices { made[n].initialization = [] }
@@ -201,7 +202,7 @@ public final class Transcoder {
         let rung = plan.renditions[rendition]
         guard rung.videoCodec == .av1,
               let twin = plan.renditions.first(where: { $0.videoCodec == .h264 && $0.box == rung.box }),
-              let pictures = encodedPictures[twin.name] else { return nil }
+              let pictures = memory.encodedPictures[twin.name] else { return nil }
         return CodecString.av1(width: pictures.width, height: pictures.height, frameRate: pictures.frameRate)
             + (plan.hasAudio ? "," + CodecString.aacLC : "")
     }
@@ -210,8 +211,8 @@ public final class Transcoder {
     /// picture time), for ``mediaSegment(_:rendition:origin:)``; nil until a pass from the start ran
     /// (``firstSegments(renditions:)``, ``initializationSegment(rendition:)``, segment 0) and for a still.
     public var origin: TranscodeOrigin? {
-        guard !plan.isStill, let itemDisplay, !firstPictureTime.isEmpty else { return nil }
-        return TranscodeOrigin(display: itemDisplay, firstPictureTimes: firstPictureTime)
+        guard !plan.isStill, let display = memory.itemDisplay, !memory.firstPictureTime.isEmpty else { return nil }
+        return TranscodeOrigin(display: display, firstPictureTimes: memory.firstPictureTime)
     }
 
     /// The CMAF initialisation segment of rendition `rendition` — byte for byte the `init.mp4` that
@@ -233,9 +234,10 @@ public final class Transcoder {
         used = true
         // The first frames of the video, and the first segment's audio: the audio track's edit list (an audio
         // start after the video's, an encoder delay) is written from the audio packets the fragment holds.
-        let pipeline = try Pipeline(transcoder: self, rungs: [rendition], window: (0, plan.grid.end(0), 0))
-        pipeline.firstFrameOnly = true
-        let segment = try pipeline.runSegment()
+        let pipeline = try Pipeline(Pass(product: .initialization(rung: rendition),
+                                         window: Pass.Window(start: 0, end: plan.grid.end(0), index: 0),
+                                         source: .itemStart), of: self)
+        let segment = try pipeline.runSegments()[0]
         return (segment.initialization, segment.codecs)
     }
 
@@ -253,14 +255,16 @@ public final class Transcoder {
         let grid = plan.grid
         // The last segment the header's duration promises takes whatever follows it: an MPEG-TS duration is an
         // estimate, and pictures past it are still the item's.
-        let window = (grid.start(k), k == plan.segmentCount - 1 ? max(grid.end(k), 1e9) : grid.end(k), k)
+        let window = Pass.Window(start: grid.start(k), end: k == plan.segmentCount - 1 ? max(grid.end(k), 1e9)
+                                    : grid.end(k), index: k)
+        let product = Pass.Product.segments(rungs: rungs, batch: batch)
         if let continuous, continuous.isExact {
             // The video from the decoder that carried on through the segments before; the audio as alone.
             if used { try rewind() }
             used = true
             let before = continuous.decoder.framesDecoded
-            let pipeline = try Pipeline(transcoder: self, rungs: rungs, window: window, batch: batch,
-                                        continuous: continuous)
+            let pipeline = try Pipeline(Pass(product: product, window: window, source: .continuing(continuous)),
+                                        of: self)
             defer { framesDecoded += continuous.decoder.framesDecoded - before }
             do {
                 return (pipeline, try pipeline.runSegments())
@@ -271,8 +275,8 @@ public final class Transcoder {
         for fromStart in [false, true] {
             if used || fromStart { try rewind() }
             used = true
-            let pipeline = try Pipeline(transcoder: self, rungs: rungs, window: window, batch: batch)
-            pipeline.fromStart = fromStart
+            let pipeline = try Pipeline(Pass(product: product, window: window, source: fromStart ? .itemStart : .seek),
+                                        of: self)
             defer { framesDecoded += pipeline.video.framesDecoded }
             do {
                 return (pipeline, try pipeline.runSegments())
@@ -290,26 +294,19 @@ public final class Transcoder {
 
     /// Whether the file was read already (the next operation starts over from the beginning).
     private var used = false
+    /// What the passes so far learnt of the item, handed to each pass after them.
+    let memory = ItemMemory()
     /// Whether a window's preroll skips the pictures nothing refers to (`Pipeline.skipsPreroll`); off only in
     /// tests, which compare the bytes made both ways.
-    var skipsPreroll = true
+    var skipsPreroll: Bool {
+        get { memory.skipsPreroll }
+        set { memory.skipsPreroll = newValue }
+    }
     /// Whether ``run(into:)`` decodes the video once through the item (``ContinuousVideo``) instead of from each
     /// segment's keyframe; off only in tests, which compare the bytes made both ways.
     var sharesVideoDecode = true
     /// Video frames decoded by the operations so far (skipped pictures are not decoded).
     private(set) var framesDecoded = 0
-    /// A still's one picture once decoded: image demuxers cannot always seek back to it.
-    var stillPicture: Frame? = nil
-    /// The item's first picture as shown (its size with its sample aspect ratio and orientation), learnt by the
-    /// first operation that starts at the beginning: every segment's renditions are fitted from it, so that a
-    /// stream changing size midway keeps one output size in every segment, made alone or in a batch.
-    var itemDisplay: Size? = nil
-    /// Each rendition's first picture time (in its encoder's time base), learnt like `itemDisplay`: the media
-    /// timeline that segments after the first are muxed onto starts there (`Pipeline.fragmentShift`).
-    var firstPictureTime: [String: Int64] = [:]
-    /// The pictures each rendition's encoder was opened for (size, and frames a second), by rendition name.
-    var encodedPictures: [String: (width: Int, height: Int, frameRate: Double)] = [:]
-
     /// Back to the item's first packet (``MediaFile/rewindToStart()``), so that every pass from the start reads
     /// what the first read.
     private func rewind() throws {
