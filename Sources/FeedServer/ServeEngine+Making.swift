@@ -137,7 +137,7 @@ extension ServeEngine {
             // segment takes about twice the H.264 one's time (docs/benchmarks.md), which a cold listing cannot wait.
             let ladder = plan.renditions(of: .h264)
             var codecs = [String](repeating: "", count: plan.renditions.count)
-            for (r, first) in zip(ladder, try transcoder.firstSegments(renditions: ladder)) {
+            for (r, first) in zip(ladder, try transcoder.segments(0, renditions: ladder)) {
                 codecs[r] = first.codecs
                 let name = plan.renditions[r].name
                 made.files.append(.init(key: ItemFile.initialization(rendition: name).key(in: folder),
@@ -168,11 +168,8 @@ extension ServeEngine {
             let initCached = cache.contains(initKey)
             let segment: TranscodedSegment
             do {
-                if initCached, let origin = knownManifest(folder)?.origin {
-                    segment = try transcoder.mediaSegment(k, rendition: r, origin: origin)
-                } else {
-                    segment = try transcoder.segment(k, rendition: r)
-                }
+                segment = try transcoder.segments(k, renditions: [r],
+                                                  origin: initCached ? knownManifest(folder)?.origin : nil)[0]
             } catch let error as MediaError where error.isPastEnd {
                 // The plan, made again, ends before this segment (a manifest from before the source's end was
                 // read), or the segment's span holds no picture.
@@ -186,25 +183,22 @@ extension ServeEngine {
             made.files.append(.init(key: ItemFile.segment(rendition: name, index: k).key(in: folder), bytes: segment.media))
         case .segments(let k):
             // One pass for every rendition when the manifest's origin serves (it does once the manifest is made, and
-            // its inits are cached with it), else one by one.
+            // its inits are cached with it), else one by one, each with its init.
             // The ladder's renditions (``ItemManifest/ladder``): an AV1 one is made only when asked for.
             let ladder = plan.renditions(of: .h264)
-            if let origin = knownManifest(folder)?.origin,
-               ladder.allSatisfy({ cache.contains(ItemFile.initialization(rendition: plan.renditions[$0].name).key(in: folder)) }),
-               let all = try transcoder.mediaSegments(k, origin: origin, renditions: ladder) {
-                for (r, segment) in zip(ladder, all) {
-                    made.files.append(.init(key: ItemFile.segment(rendition: plan.renditions[r].name, index: k).key(in: folder),
-                                            bytes: segment.media, onlyIfMissing: true))
-                }
-            } else {
-                for r in ladder {
-                    let segment = try transcoder.segment(k, rendition: r)
-                    let name = plan.renditions[r].name
+            let initsCached = ladder.allSatisfy {
+                cache.contains(ItemFile.initialization(rendition: plan.renditions[$0].name).key(in: folder))
+            }
+            let all = try transcoder.segments(k, renditions: ladder,
+                                              origin: initsCached ? knownManifest(folder)?.origin : nil)
+            for (r, segment) in zip(ladder, all) {
+                let name = plan.renditions[r].name
+                if !segment.initialization.isEmpty {
                     made.files.append(.init(key: ItemFile.initialization(rendition: name).key(in: folder),
                                             bytes: segment.initialization, onlyIfMissing: true))
-                    made.files.append(.init(key: ItemFile.segment(rendition: name, index: k).key(in: folder),
-                                            bytes: segment.media, onlyIfMissing: true))
                 }
+                made.files.append(.init(key: ItemFile.segment(rendition: name, index: k).key(in: folder),
+                                        bytes: segment.media, onlyIfMissing: true))
             }
         case .full:
             let work = try cache.workFolder()

@@ -281,14 +281,14 @@ struct TranscodeSegmentCommand: ParsableCommand {
             let transcoder = try Transcoder(file: MediaFile(path: file, options: options), settings: rendition.settings())
             let folder = URL(fileURLWithPath: out)
             if everyRendition {
-                // Segment 0 of the ladder's renditions from one pass (``Transcoder/firstSegments(renditions:)``), as
+                // Segment 0 of the ladder's renditions from one pass (``Transcoder/segments(_:renditions:origin:)``), as
                 // serve's manifest makes them (an AV1 set is made on demand there), each in its folder.
                 let ladder = transcoder.plan.renditions(of: .h264)
-                let segments = try transcoder.firstSegments(renditions: ladder)
+                let segments = try transcoder.segments(0, renditions: ladder)
                 made = zip(ladder.map { transcoder.plan.renditions[$0].name }, segments).map { ($0, $1) }
                 for (name, segment) in made { try Self.write(segment, into: folder.appendingPathComponent(name)) }
             } else {
-                let segment = try transcoder.segment(index, rendition: renditionIndex)
+                let segment = try transcoder.segments(index, renditions: [renditionIndex])[0]
                 made = [("", segment)]
                 try Self.write(segment, into: folder)
             }

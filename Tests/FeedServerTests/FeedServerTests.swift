@@ -158,7 +158,7 @@ import Transcoding
 
     /// Initialisation segments (made by the manifest job from the first frames), media segments made alone on
     /// demand, and the files of a full run (MP4s, previews) are byte-identical to the batch's. The media segments
-    /// are requested first, so that they are made on demand (`Transcoder.mediaSegment` from the manifest's origin)
+    /// are requested first, so that they are made on demand (`Transcoder.segments` with the manifest's origin)
     /// and not taken from a full run.
     @Test func servedFilesAreByteIdenticalToTheBatch() async throws {
         let root = try ServeFeeds.folder([Self.files[0], Self.files[1]])

@@ -114,7 +114,7 @@ import Testing
         let file = try MediaFile(path: TestFixtures.transcode("long_gop_b.mp4"))
         let transcoder = try Transcoder(file: file, settings: TranscodeSettings())
         for (r, name) in names.enumerated() {
-            let alone = try transcoder.segment(1, rendition: r)
+            let alone = try transcoder.segments(1, renditions: [r])[0]
             let served = try await server.get("/media/\(folder)/\(name)/seg-1.m4s")
             #expect(served.body == alone.media, "\(name)/seg-1.m4s differs from the segment made alone")
         }

@@ -100,8 +100,8 @@ import Testing
             #expect(initialization.body == made.bytes, "\(r)")
             #expect(rendition["codecs"] as? String == made.codecs)
             #expect(rendition["mime"] as? String == "video/mp4; codecs=\"\(made.codecs)\"")
-            #expect(first.body == (try transcoder.segment(0, rendition: r)).media)
-            #expect(second.body == (try transcoder.segment(1, rendition: r)).media)
+            #expect(first.body == (try transcoder.segments(0, renditions: [r])[0]).media)
+            #expect(second.body == (try transcoder.segments(1, renditions: [r])[0]).media)
         }
         let again = try #require(try await server.allCards(limit: 1).first?["renditions"] as? [[String: Any]])
         #expect(again.map { $0["ready"] as? Bool } == [nil, nil, nil, true, true, true])

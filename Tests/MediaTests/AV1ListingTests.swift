@@ -43,7 +43,7 @@ import Testing
         #expect(!av1.isEmpty && av1.count == ladder.count)
         // Nothing is known before a pass opened the twins' encoders.
         #expect(av1.allSatisfy { transcoder.listedCodecs(rendition: $0) == nil })
-        _ = try transcoder.firstSegments(renditions: ladder)
+        _ = try transcoder.segments(0, renditions: ladder)
         #expect(ladder.allSatisfy { transcoder.listedCodecs(rendition: $0) == nil })
         let listed = av1.map { transcoder.listedCodecs(rendition: $0) }
         for (r, codecs) in zip(av1, listed) {

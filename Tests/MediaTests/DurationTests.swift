@@ -52,9 +52,9 @@ import Testing
         #expect(made.frames == decoded.frames)
         let again = try Transcoder(file: MediaFile(path: path, options: Self.batchOptions),
                                    settings: TranscodeTests.single)
-        #expect(throws: MediaError.self) { try again.segment(2, rendition: 0) }
+        #expect(throws: MediaError.self) { try again.segments(2, renditions: [0])[0] }
         do {
-            _ = try again.segment(2, rendition: 0)
+            _ = try again.segments(2, renditions: [0])[0]
         } catch let error as MediaError {
             #expect(error.isPastEnd)
         }

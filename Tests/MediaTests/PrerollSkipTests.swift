@@ -14,7 +14,7 @@ import Testing
     static func segment(path: String, _ index: Int, skipping: Bool) throws -> (TranscodedSegment, Int) {
         let transcoder = try Transcoder(file: MediaFile(path: path), settings: TranscodeTests.single)
         transcoder.skipsPreroll = skipping
-        let segment = try transcoder.segment(index, rendition: 0)
+        let segment = try transcoder.segments(index, renditions: [0])[0]
         return (segment, transcoder.framesDecoded)
     }
 

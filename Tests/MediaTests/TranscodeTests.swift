@@ -258,16 +258,16 @@ import Testing
         // The origin as a server keeps it: from the pass that makes every rendition's init and first segment.
         let first = try Transcoder(file: MediaFile(path: source), settings: settings)
         #expect(first.origin == nil)
-        _ = try first.firstSegments()
+        _ = try first.segments(0)
         let origin = try #require(first.origin)
         #expect(origin.firstPictureTimes.count == first.plan.renditions.count)
         let count = first.plan.segmentCount
         #expect(count >= 2)
         for r in first.plan.renditions.indices.reversed() {
             for k in 1..<count {
-                let made = try Transcoder(file: MediaFile(path: source), settings: settings).segment(k, rendition: r)
+                let made = try Transcoder(file: MediaFile(path: source), settings: settings).segments(k, renditions: [r])[0]
                 let fast = try Transcoder(file: MediaFile(path: source), settings: settings)
-                    .mediaSegment(k, rendition: r, origin: origin)
+                    .segments(k, renditions: [r], origin: origin)[0]
                 #expect(fast.initialization.isEmpty)
                 #expect(fast.media == made.media, "\(name): rendition \(r) segment \(k)")
                 #expect(fast.codecs == made.codecs && fast.start == made.start && fast.frames == made.frames)
@@ -277,23 +277,23 @@ import Testing
         var shifted = origin
         shifted.firstPictureTimes = shifted.firstPictureTimes.mapValues { $0 + 1000 }
         let wrong = try Transcoder(file: MediaFile(path: source), settings: settings)
-            .mediaSegment(1, rendition: 0, origin: shifted)
-        let right = try Transcoder(file: MediaFile(path: source), settings: settings).segment(1, rendition: 0)
+            .segments(1, renditions: [0], origin: shifted)[0]
+        let right = try Transcoder(file: MediaFile(path: source), settings: settings).segments(1, renditions: [0])[0]
         #expect(wrong.media != right.media)
     }
 
-    @Test("a still's later segments need its one picture: mediaSegment makes them as segment does, init included")
+    @Test("a still's later segments need its one picture: given an origin, segments makes them as without one, init included")
     func mediaSegmentOfAStill() throws {
         var settings = Self.single
         settings.stillSeconds = 3
         let transcoder = try Transcoder(file: MediaFile(path: TestFixtures.media("image.jpg")), settings: settings)
-        _ = try transcoder.firstSegments()
+        _ = try transcoder.segments(0)
         #expect(transcoder.origin == nil)
         let origin = TranscodeOrigin(display: Size(width: 16, height: 16), firstPictureTimes: ["720x1280": 0])
         let made = try Transcoder(file: MediaFile(path: TestFixtures.media("image.jpg")), settings: settings)
-            .segment(1, rendition: 0)
+            .segments(1, renditions: [0])[0]
         let fast = try Transcoder(file: MediaFile(path: TestFixtures.media("image.jpg")), settings: settings)
-            .mediaSegment(1, rendition: 0, origin: origin)
+            .segments(1, renditions: [0], origin: origin)[0]
         #expect(!fast.initialization.isEmpty && fast == made)
     }
 
@@ -314,7 +314,7 @@ import Testing
         }
         let transcoder = try Transcoder(file: MediaFile(path: source), settings: Self.single)
         for k in [2, 0, 1] {
-            let segment = try transcoder.segment(k, rendition: 0)
+            let segment = try transcoder.segments(k, renditions: [0])[0]
             #expect(segment.initialization == batchInit, "segment \(k)'s init")
             #expect(segment.codecs == rendition.codecs)
             let batch = try [UInt8](Data(contentsOf: out.appendingPathComponent(rendition.segments[k])))
@@ -329,10 +329,10 @@ import Testing
         var ladder = Self.single
         ladder.ladder = [Size(width: 720, height: 1280), Size(width: 540, height: 960), Size(width: 360, height: 640)]
         let all = try Transcoder(file: MediaFile(path: source), settings: ladder)
-        let together = try all.firstSegments()
+        let together = try all.segments(0)
         #expect(together.count == all.plan.renditions.count && together.count > 1)
         for r in all.plan.renditions.indices {
-            let alone = try Transcoder(file: MediaFile(path: source), settings: ladder).segment(0, rendition: r)
+            let alone = try Transcoder(file: MediaFile(path: source), settings: ladder).segments(0, renditions: [r])[0]
             #expect(together[r] == alone, "rendition \(r)")
             let initOnly = try Transcoder(file: MediaFile(path: source), settings: ladder).initializationSegment(rendition: r)
             #expect(together[r].initialization == initOnly.bytes && together[r].codecs == initOnly.codecs, "rendition \(r)")
@@ -340,10 +340,10 @@ import Testing
         var threaded = Self.single
         threaded.threads = 16
         let held = try Transcoder(file: MediaFile(path: source), settings: threaded)
-        #expect(try held.initialization(rendition: 0) == batchInit)
-        #expect(try held.segment(1, rendition: 0).frames == 60)
-        #expect(throws: MediaError.self) { try transcoder.segment(4, rendition: 0) }
-        #expect(throws: MediaError.self) { try transcoder.segment(0, rendition: 1) }
+        #expect(try held.initializationSegment(rendition: 0).bytes == batchInit)
+        #expect(try held.segments(1, renditions: [0])[0].frames == 60)
+        #expect(throws: MediaError.self) { try transcoder.segments(4, renditions: [0])[0] }
+        #expect(throws: MediaError.self) { try transcoder.segments(0, renditions: [1])[0] }
     }
 
     /// One rung, no preview, and with `av1` an AV1 rendition of the same box after the H.264 one.
@@ -370,7 +370,7 @@ import Testing
         let count = try Transcoder(file: MediaFile(path: source), settings: settings).plan.segmentCount
         #expect(rendition.segments.count == count)
         for k in (0..<count).reversed() {
-            let alone = try Transcoder(file: MediaFile(path: source), settings: settings).segment(k, rendition: index)
+            let alone = try Transcoder(file: MediaFile(path: source), settings: settings).segments(k, renditions: [index])[0]
             let batch = try [UInt8](Data(contentsOf: out.appendingPathComponent("\(rendition.name)/seg-\(k).m4s")))
             let sameMedia = alone.media == batch, sameInit = alone.initialization == batchInit
             #expect(sameMedia, "\(name) segment \(k): \(alone.media.count) bytes alone, \(batch.count) in the batch")
@@ -390,8 +390,8 @@ import Testing
             Self.mallocPerturb(byte)
             defer { Self.mallocPerturb(0) }
             let transcoder = try Transcoder(file: MediaFile(path: source), settings: settings)
-            return try transcoder.firstSegments().map(\.media)
-                + [transcoder.segment(1, rendition: transcoder.plan.renditions.count - 1).media]
+            return try transcoder.segments(0).map(\.media)
+                + [transcoder.segments(1, renditions: [transcoder.plan.renditions.count - 1])[0].media]
         }
         let filled = try make(perturbing: 0xA5)
         let other = try make(perturbing: 0x5A)
@@ -461,7 +461,7 @@ import Testing
         #expect(rendition.frames == frames)
         // 25 fps: segment 0 holds [0, 1 s), segment 1 [1 s, 3 s), segment 2 the rest.
         for (k, expected) in [(1, 50), (2, frames - 75)] {
-            let alone = try Transcoder(file: MediaFile(path: source), settings: Self.single).segment(k, rendition: 0)
+            let alone = try Transcoder(file: MediaFile(path: source), settings: Self.single).segments(k, renditions: [0])[0]
             let batch = try [UInt8](Data(contentsOf: out.appendingPathComponent(rendition.segments[k])))
             #expect(alone.frames == expected && alone.media == batch, "segment \(k): \(alone.frames) frames")
         }
@@ -479,11 +479,11 @@ import Testing
         let transcoder = try Transcoder(file: MediaFile(path: source), settings: Self.single)
         // The first segment is counted from the first keyframe (1.296 s): [0, 2.296 s), then the rest.
         #expect(rendition.segments.count == transcoder.plan.segmentCount && rendition.segments.count == 2)
-        let first = try transcoder.firstSegments()[0]
+        let first = try transcoder.segments(0)[0]
         #expect(first.frames == 25)
         let batchInit = try [UInt8](Data(contentsOf: out.appendingPathComponent(try #require(rendition.initSegment))))
         for k in [1, 0] {
-            let alone = try Transcoder(file: MediaFile(path: source), settings: Self.single).segment(k, rendition: 0)
+            let alone = try Transcoder(file: MediaFile(path: source), settings: Self.single).segments(k, renditions: [0])[0]
             let batch = try [UInt8](Data(contentsOf: out.appendingPathComponent(rendition.segments[k])))
             #expect(alone.media == batch && alone.initialization == batchInit, "segment \(k)")
         }
@@ -512,7 +512,7 @@ import Testing
         let rendition = try #require(report.renditions.first)
         let batchInit = try [UInt8](Data(contentsOf: out.appendingPathComponent(try #require(rendition.initSegment))))
         let transcoder = try Transcoder(file: MediaFile(path: source), settings: Self.single)
-        let second = try transcoder.segment(1, rendition: 0)
+        let second = try transcoder.segments(1, renditions: [0])[0]
         #expect(second.frames == 60, "[1 s, 3 s) at 30 fps")
         #expect(abs(second.start - 1) < 0.001)
         #expect(second.initialization == batchInit)

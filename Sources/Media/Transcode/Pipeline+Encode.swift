@@ -99,7 +99,7 @@ extension Pipeline {
     /// picture, after an empty edit when it starts after the audio; audio: past the encoder's priming). A later
     /// segment is muxed with `frag_discont`, which takes the track's media time to be its presentation time (less
     /// the first packet's lead, `decodeLead` for video). The shift is the difference: minus the first picture's time
-    /// for video (learnt by the pass that started at the beginning: ``Transcoder/segment(_:rendition:)`` makes
+    /// for video (learnt by the pass that started at the beginning: ``Transcoder/segments(_:renditions:origin:)`` makes
     /// the init first, a batch segment 0; the stream's header start otherwise, which a stream whose first pictures
     /// do not decode contradicts); the priming less the audio grid's start for audio.
     func fragmentShift(videoTimeBase: AVRational, firstPicture: Int64?) -> (video: Int64, audio: Int64) {

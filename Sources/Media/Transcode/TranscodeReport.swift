@@ -45,7 +45,7 @@ public struct TranscodeReport: Sendable, Equatable, Codable {
     public var sourceFrames: Int
 }
 
-/// One media segment made on demand (``Transcoder/segment(_:rendition:)``).
+/// One media segment made on demand (``Transcoder/segments(_:renditions:origin:)``).
 public struct TranscodedSegment: Sendable, Equatable {
     /// Segment number: it covers `[index·s, (index+1)·s)` of the source.
     public var index: Int
@@ -66,7 +66,7 @@ public struct TranscodedSegment: Sendable, Equatable {
 /// What a pass from an item's start learns and every later segment of the item is made with: the first picture as
 /// shown (every segment's renditions are fitted from it) and each rendition's first picture time (the media
 /// timeline the later segments are muxed onto), from ``Transcoder/origin``. Kept beside an item's manifest, it lets
-/// ``Transcoder/mediaSegment(_:rendition:origin:)`` make a later segment without that pass.
+/// ``Transcoder/segments(_:renditions:origin:)`` make a later segment without that pass.
 public struct TranscodeOrigin: Sendable, Codable, Equatable {
     /// The item's first picture as shown (its size with its sample aspect ratio and orientation).
     public var display: Size

@@ -11,7 +11,7 @@ import Foundation
 /// and muxed into every rendition. Segment *k* covers the plan's ``SegmentGrid`` span of the source (a short first
 /// segment, then `s` each) and is its own encoder
 /// session: the same seek, a filter graph and encoders built for it alone, whether it is made in a batch
-/// (``run(into:)``, which makes every segment that way in turn) or alone on demand (``segment(_:rendition:)``), so
+/// (``run(into:)``, which makes every segment that way in turn) or alone on demand (``segments(_:renditions:origin:)``), so
 /// both make the same bytes (on one machine with one FFmpeg/x264 build).
 ///
 /// Not thread-safe, like ``MediaFile``: one call at a time. Cancel through the ``CancellationToken`` the file was
@@ -41,7 +41,7 @@ public final class Transcoder {
     /// file appears whole or not at all (written under a temporary name, then renamed); on failure the files made
     /// so far stay, for the caller to discard with the folder.
     ///
-    /// Segment by segment: segment *k* of every rendition is made exactly as ``segment(_:rendition:)`` makes it
+    /// Segment by segment: segment *k* of every rendition is made exactly as ``segments(_:renditions:origin:)`` makes it
     /// alone (one seek, one filter graph, one encoder session per rendition for the plan's segment *k*), so a segment
     /// made on demand is byte-identical to this file. The fast-start MP4 of a rendition is the same encoded
     /// packets, muxed in a row; the previews are made by one more pass over their first seconds.
@@ -83,15 +83,33 @@ public final class Transcoder {
         return try batch.report(plan: plan)
     }
 
-    /// Makes media segment `index` of rendition `rendition` alone: seeks to the keyframe before `index·s`, decodes
-    /// up to `(index+1)·s` and encodes only that span, with an IDR picture first. The first segment of a cold item
-    /// costs about as much as encoding its seconds.
-    /// - Throws: ``MediaError`` `invalidArgument` for a segment or rendition that does not exist, and the errors of
-    ///   ``run(into:)``.
-    public func segment(_ index: Int, rendition: Int) throws -> TranscodedSegment {
-        guard plan.renditions.indices.contains(rendition) else {
+    /// Media segment `index` of renditions `renditions` (indices into the plan, in the order wanted; all of them by
+    /// default), each byte-identical to the batch's (``run(into:)``) and given with its RFC 6381 codecs string and,
+    /// unless `origin` spares it, its rendition's initialisation segment. This is how a server makes what a viewer
+    /// asks for on demand; the first segment of a cold item costs about as much as encoding its seconds.
+    ///
+    /// One pass (one decode, one filter graph split into every rendition) makes them together where it can:
+    /// - segment 0 always: its pass starts at the item's start, and learns the ``origin`` a later segment needs;
+    /// - a later segment when `origin` (an earlier transcoder's ``origin`` for the same file and settings) holds every
+    ///   rendition asked for: the pass seeks to the keyframe before the segment and encodes only its span, and the
+    ///   segments come without initialisation segments (`initialization` empty: the server keeps them from the
+    ///   item's first pass).
+    ///
+    /// Otherwise (no origin, one without a rendition asked for, a still), each rendition's segment takes two passes
+    /// of its own: the item's first frames, for its initialisation segment and what a later segment is fitted and
+    /// timed by, then the segment's span.
+    /// - Throws: ``MediaError``: `invalidArgument` for a rendition or segment that does not exist (a segment past
+    ///   the plan's last, or one whose span holds no picture, ``MediaError/isPastEnd``); the file's decode errors,
+    ///   `invalidData` when no frame decodes, `cancelled`, `timedOut`.
+    public func segments(_ index: Int, renditions: [Int]? = nil, origin: TranscodeOrigin? = nil) throws
+        -> [TranscodedSegment] {
+        let rungs = renditions ?? Array(plan.renditions.indices)
+        if let missing = rungs.first(where: { !plan.renditions.indices.contains($0) }) {
             throw MediaError(.invalidArgument, operation: "transcode", item: file.item,
-                             message: "no rendition \(rendition); this item has \(plan.renditions.count)")
+                             message: "no rendition \(missing); this item has \(plan.renditions.count)")
+        }
+        guard !rungs.isEmpty else {
+            throw MediaError(.invalidArgument, operation: "transcode", item: file.item, message: "no rendition asked for")
         }
         guard index >= 0 else {
             throw MediaError(.invalidArgument, operation: "transcode", item: file.item, message: "no segment \(index)")
@@ -100,91 +118,33 @@ public final class Transcoder {
             throw MediaError(.invalidArgument, operation: MediaError.pastEndOperation, item: file.item,
                              message: "no segment \(index); this item has \(plan.segmentCount)")
         }
-        // Cut mid-stream, the muxer writes its own edit lists; the rendition's one initialisation segment is
-        // segment 0's. Made first: it also learns the item's first picture, whose shape sizes every segment.
-        let initialization = index > 0 ? try self.initialization(rendition: rendition) : nil
-        var segment = try alone(index, rendition: rendition)
-        if let initialization { segment.initialization = initialization }
-        return segment
-    }
-
-    /// Segment 0 of every rendition, in the plan's order, from one pass over the item's first seconds (one decode,
-    /// one filter graph split into every rendition): each is byte-identical to ``segment(_:rendition:)``'s, its
-    /// initialisation segment and codecs string included, and ``origin`` is learnt as by any pass from the start.
-    /// A server that lists an item's renditions and then serves their first segments makes both with one decode
-    /// instead of one per rendition plus one for the listing. With `renditions` (indices into the plan, in the order
-    /// wanted), only those.
-    /// - Throws: as ``segment(_:rendition:)``.
-    public func firstSegments(renditions: [Int]? = nil) throws -> [TranscodedSegment] {
-        let rungs = renditions ?? Array(plan.renditions.indices)
-        guard rungs.allSatisfy(plan.renditions.indices.contains) else {
-            throw MediaError(.invalidArgument, operation: "transcode", item: file.item,
-                             message: "no such rendition; this item has \(plan.renditions.count)")
-        }
-        do {
-            return try segments(0, rungs: rungs, batch: nil).segments
-        } catch let error as WindowError {
-            throw error.error
-        }
-    }
-
-    /// Segment `index` of one rendition by the shared routine, its ``WindowError`` unwrapped; a later segment whose
-    /// span holds no picture (the batch ends the item before it) is ``MediaError/isPastEnd``.
-    private func alone(_ index: Int, rendition: Int) throws -> TranscodedSegment {
-        do {
-            return try segments(index, rungs: [rendition], batch: nil).segments[0]
-        } catch let error as WindowError where index > 0 && error.windowFrames == 0 && error.error.kind == .invalidData {
-            throw MediaError(.invalidData, operation: MediaError.pastEndOperation, item: file.item,
-                             message: "segment \(index) holds no picture: the video ends before it")
-        } catch let error as WindowError {
-            throw error.error
-        }
-    }
-
-    /// Media segment `index` of rendition `rendition`, byte-identical to ``segment(_:rendition:)``'s `media`, without
-    /// the pass over the item's start that segment makes first for the rendition's initialisation segment: `origin`
-    /// (an earlier transcoder's ``origin`` for the same file and settings) says what that pass learns. A server that
-    /// keeps the initialisation segment and the origin from the item's first pass saves a decode, a filter graph and
-    /// an encoder session per later segment.
-    ///
-    /// The returned segment's `initialization` is empty — unless the origin does not serve: for segment 0 (made from
-    /// the start anyway), a still (made from its one picture) or an origin without this rendition, the segment is
-    /// ``segment(_:rendition:)``'s, init included.
-    /// - Throws: as ``segment(_:rendition:)``.
-    public func mediaSegment(_ index: Int, rendition: Int, origin: TranscodeOrigin) throws -> TranscodedSegment {
-        guard index > 0, index < plan.segmentCount, !plan.isStill, plan.renditions.indices.contains(rendition),
-              let time = origin.firstPictureTimes[plan.renditions[rendition].name] else {
-            return try segment(index, rendition: rendition)
-        }
-        memory.itemDisplay = origin.display
-        memory.firstPictureTime[plan.renditions[rendition].name] = time
-        var segment = try alone(index, rendition: rendition)
-        segment.initialization = []
-        return segment
-    }
-
-    /// Media segment `index` of every rendition, in the plan's order, from one pass (one decode, one filter graph
-    /// split into every rendition), each byte-identical to ``mediaSegment(_:rendition:origin:)``'s, without
-    /// initialisation segments; nil when the origin does not serve (segment 0, a still, an origin without every
-    /// rendition): then make them one by one. A native HLS player that reads every variant before it plays (ffmpeg's
-    /// demuxer) waits for one pass instead of one per rendition.
-    /// With `renditions` (indices into the plan, in the order wanted), only those.
-    /// - Throws: as ``segment(_:rendition:)``.
-    public func mediaSegments(_ index: Int, origin: TranscodeOrigin, renditions: [Int]? = nil) throws
-        -> [TranscodedSegment]? {
-        let rungs = renditions ?? Array(plan.renditions.indices)
-        guard index > 0, index < plan.segmentCount, !plan.isStill, !rungs.isEmpty,
-              rungs.allSatisfy(plan.renditions.indices.contains) else { return nil }
-        for rendition in rungs.map({ plan.renditions[$0] }) {
-            guard let time = origin.firstPictureTimes[rendition.name] else { return nil }
-            memory.firstPictureTime[rendition.name] = time
-        }
-        memory.itemDisplay = origin.display
-        do {
-            var made = try segments(index, rungs: rungs, batch: nil).segments
+        if index == 0 { return try onePass(0, rungs: rungs) }
+        if !plan.isStill, let origin,
+           rungs.allSatisfy({ origin.firstPictureTimes[plan.renditions[$0].name] != nil }) {
+            for name in rungs.map({ plan.renditions[$0].name }) {
+                memory.firstPictureTime[name] = origin.firstPictureTimes[name]
+            }
+            memory.itemDisplay = origin.display
+            var made = try onePass(index, rungs: rungs)
             for n in made.indices { made[n].initialization = [] }
             return made
-        } catch let error as WindowError where error.windowFrames == 0 && error.error.kind == .invalidData {
+        }
+        return try rungs.map { rendition in
+            // Cut mid-stream, the muxer writes its own edit lists; the rendition's one initialisation segment is
+            // segment 0's. Made first: it also learns the item's first picture, whose shape sizes every segment.
+            let initialization = try initializationSegment(rendition: rendition).bytes
+            var segment = try onePass(index, rungs: [rendition])[0]
+            segment.initialization = initialization
+            return segment
+        }
+    }
+
+    /// Segment `index` of `rungs` from one pass, its ``WindowError`` unwrapped; a later segment whose span holds no
+    /// picture (the batch ends the item before it) is ``MediaError/isPastEnd``.
+    private func onePass(_ index: Int, rungs: [Int]) throws -> [TranscodedSegment] {
+        do {
+            return try segments(index, rungs: rungs, batch: nil).segments
+        } catch let error as WindowError where index > 0 && error.windowFrames == 0 && error.error.kind == .invalidData {
             throw MediaError(.invalidData, operation: MediaError.pastEndOperation, item: file.item,
                              message: "segment \(index) holds no picture: the video ends before it")
         } catch let error as WindowError {
@@ -195,7 +155,7 @@ public final class Transcoder {
     /// The codecs string of AV1 rendition `rendition` without encoding it: from the pictures the encoder of its
     /// H.264 twin (the same box) was opened for by a pass so far, the string ``CodecString/av1(width:height:frameRate:)``
     /// gives (the level SVT-AV1 writes for that size and rate), with `,mp4a.40.2` when the item has audio. A server
-    /// lists an AV1 rendition with it before making any AV1 (``firstSegments(renditions:)`` of the H.264 ones); nil
+    /// lists an AV1 rendition with it before making any AV1 (segment 0 of the H.264 ones); nil
     /// for an H.264 rendition, or before a pass opened its twin.
     public func listedCodecs(rendition: Int) -> String? {
         guard plan.renditions.indices.contains(rendition) else { return nil }
@@ -208,23 +168,18 @@ public final class Transcoder {
     }
 
     /// What the passes so far learnt from the item's start (its first picture as shown, each rendition's first
-    /// picture time), for ``mediaSegment(_:rendition:origin:)``; nil until a pass from the start ran
-    /// (``firstSegments(renditions:)``, ``initializationSegment(rendition:)``, segment 0) and for a still.
+    /// picture time), for ``segments(_:renditions:origin:)``; nil until a pass from the start ran
+    /// (segment 0, ``initializationSegment(rendition:)``) and for a still.
     public var origin: TranscodeOrigin? {
         guard !plan.isStill, let display = memory.itemDisplay, !memory.firstPictureTime.isEmpty else { return nil }
         return TranscodeOrigin(display: display, firstPictureTimes: memory.firstPictureTime)
     }
 
     /// The CMAF initialisation segment of rendition `rendition` — byte for byte the `init.mp4` that
-    /// ``run(into:)`` and ``segment(_:rendition:)`` make with the same settings — from the item's first frame alone.
-    /// - Throws: ``MediaError`` as ``segment(_:rendition:)`` does.
-    public func initialization(rendition: Int) throws -> [UInt8] {
-        try initializationSegment(rendition: rendition).bytes
-    }
-
-    /// ``initialization(rendition:)`` with the rendition's RFC 6381 codecs string (`avc1.PPCCLL`, plus
-    /// `,mp4a.40.2` with audio), as a server lists it before any media segment exists.
-    /// - Throws: ``MediaError`` as ``segment(_:rendition:)`` does.
+    /// ``run(into:)`` and ``segments(_:renditions:origin:)`` make with the same settings — from the item's first
+    /// frames alone, with the rendition's RFC 6381 codecs string (`avc1.PPCCLL` or `av01…`, plus `,mp4a.40.2` with
+    /// audio), as a server lists it before any media segment exists.
+    /// - Throws: ``MediaError`` as ``segments(_:renditions:origin:)`` does.
     public func initializationSegment(rendition: Int) throws -> (bytes: [UInt8], codecs: String) {
         guard plan.renditions.indices.contains(rendition) else {
             throw MediaError(.invalidArgument, operation: "transcode", item: file.item,
@@ -247,7 +202,7 @@ public final class Transcoder {
         let windowFrames: Int
     }
 
-    /// Segment `k` of `rungs` by the one routine both the batch and ``segment(_:rendition:)`` use: seek, decode the
+    /// Segment `k` of `rungs` by the one routine both the batch and ``segments(_:renditions:origin:)`` use: seek, decode the
     /// window, encode; from the item's start when the seek landed past the window's start.
     /// - Throws: ``WindowError``.
     private func segments(_ k: Int, rungs: [Int], batch: BatchFiles?, continuous: ContinuousVideo? = nil) throws
