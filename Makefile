@@ -22,8 +22,8 @@ help:
 	@echo "                     transcoder's outputs in headless Chromium (scripts/browser-test.sh)"
 	@echo "make serve           release build, then videofeed serve on Fixtures/serve/feed.json at http://127.0.0.1:8080/"
 	@echo "                     (PORT=..., SOURCE=... to change; the page, API and design in docs/serve.md)"
-	@echo "make test-sanitizers ASan: Media, Thumbnails and CLI suites, the leak and soak suites; TSan: EngineSupport, Feed, Prefetch,"
-	@echo "                     FeedPlayer, Batch, Thumbnails, Transcoding, Transcode, cancellation, FeedServer, serve memory"
+	@echo "make test-sanitizers ASan: Media, Transcode, Thumbnails and CLI suites, the leak and soak suites; TSan: EngineSupport, Feed, Prefetch,"
+	@echo "                     FeedPlayer, Batch, Thumbnails, Transcode (batch, pipeline, lanes), cancellation, FeedServer, serve memory"
 	@echo "make fuzz            libFuzzer + ASan over the Media layer for FUZZ_SECONDS (default 600), under nice,"
 	@echo "                     then make fuzz-serve"
 	@echo "make fuzz-serve      videofeed serve (release) under random requests, protocol junk and WebSocket messages"
@@ -109,12 +109,12 @@ test: deps browser-deps
 # Hummingbird's connection task); nothing of ours is suppressed.
 test-sanitizers: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
-		$(SWIFT) test --sanitize=address --scratch-path .build-asan --filter 'MediaTests|videofeedTests|ThumbnailsTests'
+		$(SWIFT) test --sanitize=address --scratch-path .build-asan --filter 'MediaTests|TranscodingTests|videofeedTests|ThumbnailsTests'
 	VIDEOFEED_ISOLATED=1 VIDEOFEED_SANITIZER=address LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
 		$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --filter 'LeakTests|SoakTests'
 	TSAN_OPTIONS=suppressions=$(CURDIR)/.ci/tsan.supp \
 		$(SWIFT) test --sanitize=thread --scratch-path .build-tsan \
-		--filter 'EngineSupportTests|FeedTests|PrefetchTests|FeedPlayerTests|TwoDriversTests|BatchTests|ThumbnailsTests|TranscodingTests|TranscodeTests|EncoderLaneTests|CancellationTests|RemoteFaultTests|FeedServerTests'
+		--filter 'EngineSupportTests|FeedTests|PrefetchTests|FeedPlayerTests|TwoDriversTests|BatchTests|ThumbnailsTests|TranscodingTests\.(TranscodeBatch|TranscodeBatchStop|SegmentCount|PhotoTranscode|Transcode|EncoderLane|ContinuousVideo)Tests|CancellationTests|RemoteFaultTests|FeedServerTests'
 	VIDEOFEED_ISOLATED=1 VIDEOFEED_SANITIZER=thread TSAN_OPTIONS=suppressions=$(CURDIR)/.ci/tsan.supp \
 		$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'ServeMemoryTests'
 

@@ -13,7 +13,7 @@ let package = Package(
         .library(name: "Thumbnails", targets: ["Thumbnails"]),
         .library(name: "PolicyLab", targets: ["PolicyLab"]),
         .library(name: "Batch", targets: ["Batch"]),
-        .library(name: "Transcoding", targets: ["Transcoding"]),
+        .library(name: "Transcode", targets: ["Transcode"]),
         .library(name: "FeedServer", targets: ["FeedServer"]),
         .executable(name: "videofeed", targets: ["videofeed"]),
     ],
@@ -52,12 +52,12 @@ let package = Package(
         .target(name: "Batch", dependencies: ["Media", "Feed", "EngineSupport"]),
         .target(name: "Thumbnails", dependencies: ["Batch", "Media", "Feed", "EngineSupport"]),
         .target(name: "PolicyLab", dependencies: ["Prefetch", "EngineSupport"]),
-        .target(name: "Transcoding", dependencies: ["Batch", "Media", "Feed", "EngineSupport"]),
+        .target(name: "Transcode", dependencies: ["CFFmpeg", "Batch", "Media", "Feed", "EngineSupport"]),
         // The web front end's server: the only engine module with Swift package dependencies (Hummingbird and kin).
         .target(
             name: "FeedServer",
             dependencies: [
-                "EngineSupport", "Media", "Feed", "Prefetch", "Thumbnails", "Transcoding",
+                "EngineSupport", "Media", "Feed", "Prefetch", "Thumbnails", "Transcode",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
@@ -77,7 +77,7 @@ let package = Package(
                 "Batch",
                 "Thumbnails",
                 "PolicyLab",
-                "Transcoding",
+                "Transcode",
                 "FeedServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -85,7 +85,7 @@ let package = Package(
         ),
         .target(name: "TestSupport", dependencies: ["CHeif", "EngineSupport"], path: "Tests/TestSupport"),
         .testTarget(name: "EngineSupportTests", dependencies: ["EngineSupport", "TestSupport"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "Transcode", "TestSupport"]),
         .testTarget(
             name: "FeedTests",
             dependencies: ["Feed"],
@@ -94,17 +94,17 @@ let package = Package(
         .testTarget(name: "PrefetchTests", dependencies: ["Prefetch", "EngineSupport", "TestSupport"]),
         .testTarget(name: "FeedPlayerTests", dependencies: ["FeedPlayer", "Feed", "Media", "Prefetch", "EngineSupport", "TestSupport"]),
         .testTarget(name: "PolicyLabTests", dependencies: ["PolicyLab", "Prefetch", "EngineSupport"], exclude: ["Samples"]),
-        .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "Media", "Feed", "EngineSupport", "TestSupport"]),
-        .testTarget(name: "TranscodingTests", dependencies: ["Transcoding", "Media", "Feed", "TestSupport"]),
+        .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "Transcode", "Media", "Feed", "EngineSupport", "TestSupport"]),
+        .testTarget(name: "TranscodingTests", dependencies: ["Transcode", "Media", "Feed", "EngineSupport", "TestSupport"]),
         .testTarget(name: "BatchTests", dependencies: ["Batch", "Media", "Feed", "TestSupport"]),
         .testTarget(
             name: "FeedServerTests",
             dependencies: [
-                "FeedServer", "Feed", "Media", "Prefetch", "PolicyLab", "Transcoding", "EngineSupport", "TestSupport",
+                "FeedServer", "Feed", "Media", "Prefetch", "PolicyLab", "Transcode", "EngineSupport", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "videofeedTests", dependencies: ["videofeed", "Media", "FeedPlayer", "PolicyLab", "TestSupport"]),
+        .testTarget(name: "videofeedTests", dependencies: ["videofeed", "Media", "Transcode", "FeedPlayer", "PolicyLab", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,7 +7,7 @@ import Media
 /// removing what no record names any more, progress and the summary.
 ///
 /// `thumbs` supplies thumbnails and cards (Thumbnails' `ThumbnailMaker`), `transcode` renditions and rendition
-/// records (Transcoding's `TranscodeMaker`).
+/// records (Transcode's `TranscodeMaker`).
 public protocol BatchMaker: Sendable {
     /// One line of the record file: what the batch did for one item.
     associatedtype Record: Sendable

@@ -1,4 +1,5 @@
 import Foundation
+import Transcode
 
 /// The server's one table of content types, by file extension: the page's files (`WebFiles`) and an item's files
 /// (`/media/`, ``ItemFile``) alike; anything else is `application/octet-stream`.

@@ -9,6 +9,7 @@ import HummingbirdCore
 import NIOCore
 import Prefetch
 import ServiceLifecycle
+import Transcode
 
 /// `videofeed serve`: the web feed on Hummingbird 2 — the page, the paged listing, media made on demand and ahead
 /// of each viewer, the viewers' WebSocket and `/metrics`. docs/serve.md is the HTTP contract.

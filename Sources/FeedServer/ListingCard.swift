@@ -1,6 +1,7 @@
 import Feed
 import Foundation
 import Media
+import Transcode
 
 /// One page of `GET /api/feed`, in the Cloudinary listing's shape (`resources`, `next_cursor`).
 struct ListingPage: Encodable {

@@ -1,5 +1,6 @@
 import Foundation
 import Media
+import Transcode
 
 /// The path of a `/media/` URL taken apart by its fixed shape, or refused: `<folder>/<file>` where the folder is an
 /// item's `<public_id path>.<8 hex digits>` and the file one of the names an item has — `poster.jpg`,

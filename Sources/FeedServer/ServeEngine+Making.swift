@@ -4,7 +4,7 @@ import Foundation
 import Media
 import Prefetch
 import Thumbnails
-import Transcoding
+import Transcode
 
 /// What a job makes, and how it stays true to its source: a job's files go into the cache only if the source is the
 /// version it was listed as both before the job opens it and after the job has made everything, so a source that is

@@ -2,6 +2,7 @@ import EngineSupport
 import Foundation
 import Media
 import Prefetch
+import Transcode
 
 /// HLS for native players (AVPlayer, ExoPlayer, GStreamer, ffmpeg): an item's multivariant playlist and each
 /// rendition's media playlist, written from its manifest alone as soon as the manifest exists, never after a full

@@ -5,7 +5,7 @@ import Logging
 import Media
 import Prefetch
 import Thumbnails
-import Transcoding
+import Transcode
 
 /// What the listing says of an item beyond the feed's own fields, learnt once per version and kept in the cache as
 /// `<folder>/manifest.json`: the transcode plan and each rendition's codecs string (read from its encoder, which is

@@ -2,7 +2,7 @@ import Dispatch
 import Feed
 import Foundation
 import Media
-import Transcoding
+import Transcode
 
 /// The feed as the server lists it: items paged in from the source on demand (``Feed``), each with the folder its
 /// renditions live in (``RenditionFolder``), found again by that folder when a media URL names it.

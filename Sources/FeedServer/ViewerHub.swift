@@ -3,6 +3,7 @@ import Feed
 import Foundation
 import Media
 import Prefetch
+import Transcode
 
 /// Every connected viewer's position, turned into prefetch work on the shared pool by the live engine's own
 /// ``PrefetchPolicy``.

@@ -1,4 +1,4 @@
-internal import CFFmpeg
+package import CFFmpeg
 
 /// Deinterlaces the frames of one ``VideoDecoder`` for showing them to a person: libavfilter's `bwdif`, the filter
 /// and the per-item decision the transcoder uses, so a thumbnail, a player frame and a rendition of the same
@@ -14,11 +14,11 @@ internal import CFFmpeg
 public final class Deinterlacer {
     /// The filter chain: one progressive frame per frame (`send_frame`), field order from each frame, and only the
     /// frames flagged interlaced touched (`deint=interlaced`).
-    static let filter = "bwdif=mode=send_frame:parity=auto:deint=interlaced"
+    package static let filter = "bwdif=mode=send_frame:parity=auto:deint=interlaced"
 
     /// Whether an item whose first decoded frame is `first` needs deinterlacing: the frame is flagged interlaced,
     /// or the stream declares an interlaced field order (`fieldOrder` other than progressive or unknown).
-    static func isNeeded(first: UnsafePointer<AVFrame>, fieldOrder: AVFieldOrder) -> Bool {
+    package static func isNeeded(first: UnsafePointer<AVFrame>, fieldOrder: AVFieldOrder) -> Bool {
         vf_frame_is_interlaced(first) != 0 || fieldOrder == AV_FIELD_TT || fieldOrder == AV_FIELD_BB
             || fieldOrder == AV_FIELD_TB || fieldOrder == AV_FIELD_BT
     }

@@ -1,4 +1,4 @@
-internal import CFFmpeg
+package import CFFmpeg
 
 extension MediaFile {
     /// Builds a ``MediaInfo`` from an opened context (after `avformat_find_stream_info`).
@@ -100,5 +100,5 @@ extension MediaFile {
 }
 
 extension Rational {
-    init(_ r: AVRational) { self.init(Int(r.num), Int(r.den)) }
+    package init(_ r: AVRational) { self.init(Int(r.num), Int(r.den)) }
 }

@@ -6,6 +6,11 @@ import Foundation
 /// ones, "unknown", read as 143,165 s), for an MPEG-TS cut midway (its duration is an estimate from the bit rate),
 /// and for a WebM without a duration.
 public struct VideoEnd: Sendable, Equatable, Codable {
+    /// The longest a file of `bytes` bytes can play: at 250 bytes a second (2 kb/s, under what any video codec
+    /// spends on a still picture with its container's per-frame tables). A claim beyond it is absurd: the
+    /// duration field is "unknown" (all ones) or corrupt.
+    public static func maxPlausibleSeconds(bytes: Int) -> Double { Double(max(bytes, 0)) / 250 }
+
     /// How the end was found.
     public enum Method: String, Sendable, Equatable, Codable {
         /// Read from the last keyframe the demuxer's index holds to the end of the file (a non-fragmented or a
@@ -90,7 +95,7 @@ extension MediaFile {
     /// A second demuxer of the same source, opened with this file's options (its header only) and reading only
     /// stream `index` (the others `AVDISCARD_ALL`: an MP4 skips their bytes), at the start; this file is left as it is.
     /// - Throws: ``MediaError`` from opening the source again.
-    func twin(discardingAllBut index: Int) throws -> MediaFile {
+    package func twin(discardingAllBut index: Int) throws -> MediaFile {
         var twinOptions = options
         twinOptions.streamInfo = .header
         let twin = try MediaFile(source: source, item: item, options: twinOptions, cancellation: interrupt.token)

@@ -1,4 +1,4 @@
-internal import CFFmpeg
+package import CFFmpeg
 import EngineSupport
 import Foundation
 
@@ -64,13 +64,13 @@ public final class MediaFile {
         try self.init(source: .memory(data), item: name, options: options, cancellation: cancellation)
     }
 
-    enum Source {
+    package enum Source {
         case url(String, local: Bool)
         case memory(Data)
     }
 
     /// Where the file was opened from, to open it again (``videoEnd(stream:)`` reads on a second demuxer).
-    let source: Source
+    package let source: Source
 
     init(source: Source, item: String, options: OpenOptions, cancellation: CancellationToken?) throws {
         self.item = Redaction.redacted(item)
@@ -207,9 +207,9 @@ public final class MediaFile {
     }
 
     /// Whether the caller's token has been cancelled.
-    var isCancelled: Bool { interrupt.isCancelled }
+    package var isCancelled: Bool { interrupt.isCancelled }
 
-    func throwIfCancelled(_ operation: String) throws {
+    package func throwIfCancelled(_ operation: String) throws {
         if interrupt.isCancelled {
             throw MediaError(.cancelled, operation: operation, item: item, message: "cancelled by the caller")
         }
@@ -241,12 +241,12 @@ public final class MediaFile {
     }
 
     /// The format context, valid while this file lives; do not keep it past the call that uses it.
-    var context: UnsafeMutablePointer<AVFormatContext> { demuxer.raw }
+    package var context: UnsafeMutablePointer<AVFormatContext> { demuxer.raw }
 
     /// The I/O context's error, if the I/O layer hit one (see ``MediaInput/ioError``).
     private var ioError: Int32? { demuxer.input?.ioError }
 
-    func stream(at index: Int) -> UnsafeMutablePointer<AVStream> {
+    package func stream(at index: Int) -> UnsafeMutablePointer<AVStream> {
         precondition(index >= 0 && index < Int(context.pointee.nb_streams), "stream index out of range")
         return context.pointee.streams[index]!
     }
@@ -286,7 +286,7 @@ public final class MediaFile {
 // MARK: - Reading
 
 /// One demuxed packet step.
-enum PacketRead {
+package enum PacketRead {
     case packet
     case endOfFile
 }
@@ -294,7 +294,7 @@ enum PacketRead {
 extension MediaFile {
     /// Reads the next packet of any stream into `packet` (which the caller unrefs). The corresponding FFmpeg
     /// function is `av_read_frame`; its `AVERROR_EOF` is ``PacketRead/endOfFile``, not an error.
-    func readPacket(into packet: UnsafeMutablePointer<AVPacket>) throws -> PacketRead {
+    package func readPacket(into packet: UnsafeMutablePointer<AVPacket>) throws -> PacketRead {
         try throwIfCancelled("read")
         if !pending.isEmpty {
             let first = pending.removeFirst()
@@ -323,7 +323,7 @@ extension MediaFile {
     /// falling back to the default stream in `AV_TIME_BASE` for demuxers that only seek that way. Drops the packets
     /// kept from opening. The corresponding FFmpeg function is `av_seek_frame` with `AVSEEK_FLAG_BACKWARD`; the
     /// caller flushes its decoders.
-    func seekBackward(to seconds: Double, stream index: Int) throws {
+    package func seekBackward(to seconds: Double, stream index: Int) throws {
         let tb = stream(at: index).pointee.time_base
         let ticks = ((seconds + info.startTime) * Double(tb.den) / Double(max(tb.num, 1))).rounded(.down)
         // A stream time base so fine that the target does not fit in 64 bits: seek to the end.
@@ -348,7 +348,7 @@ extension MediaFile {
     /// and its decode time precedes the audio's start, that is the packet after the keyframe, and nothing decodes
     /// until the next keyframe, up to a GOP (about a second) in. Those containers are seeked by byte to where their
     /// packets begin instead, which is where opening left them; others by `avformat_seek_file` to the start time.
-    func rewindToStart() throws {
+    package func rewindToStart() throws {
         dropPendingPackets()
         let name = context.pointee.iformat?.pointee.name.map { String(cString: $0) } ?? ""
         interrupt.arm(seconds: options.readTimeout, for: .read)

@@ -1,4 +1,4 @@
-internal import CFFmpeg
+package import CFFmpeg
 
 /// The YCbCr matrix of a picture whose stream does not name one: BT.709 at HD sizes (at least 1280 wide or more than
 /// 576 tall, portrait or landscape), BT.601 below that and for full-range (JPEG) pictures. That is how players
@@ -7,9 +7,9 @@ internal import CFFmpeg
 ///
 /// It also keeps an HD transcode cheap: a source read as BT.709 goes into BT.709 renditions without libswscale's
 /// matrix conversion, which runs every picture through RGB and doubled the ladder's scaling time.
-enum UntaggedColour {
+package enum UntaggedColour {
     /// The matrix `frame` is read with: its own, else the guess above.
-    static func matrix(of frame: UnsafePointer<AVFrame>) -> AVColorSpace {
+    package static func matrix(of frame: UnsafePointer<AVFrame>) -> AVColorSpace {
         let own = frame.pointee.colorspace
         guard own == AVCOL_SPC_UNSPECIFIED else { return own }
         let format = AVPixelFormat(rawValue: frame.pointee.format)
@@ -20,7 +20,7 @@ enum UntaggedColour {
     }
 
     /// Whether a stored picture of this size counts as HD.
-    static func isHD(width: Int, height: Int) -> Bool {
+    package static func isHD(width: Int, height: Int) -> Bool {
         max(width, height) >= 1280 || min(width, height) > 576
     }
 }

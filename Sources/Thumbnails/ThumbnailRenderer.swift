@@ -42,7 +42,7 @@ public struct ThumbnailRenderer: Sendable {
         if needsLength, !stream.isAttachedPicture, stream.frameCount != 1,
            let end = try file.videoEnd(stream: stream.index) {
             duration = end.isComplete ? end.end : max(end.end, min(duration ?? 0,
-                TranscodePlan.maxPlausibleSeconds(bytes: end.fileSize ?? Int.max)))
+                VideoEnd.maxPlausibleSeconds(bytes: end.fileSize ?? Int.max)))
         }
         let oneFrame = stream.averageFrameRate.value.map { (duration ?? 0) <= 1.5 / $0 } ?? false
         let still = stream.isAttachedPicture || stream.frameCount == 1 || !((duration ?? 0) > 0) || oneFrame

@@ -4,7 +4,7 @@ import Feed
 import Foundation
 import Media
 import Thumbnails
-import Transcoding
+import Transcode
 
 /// What the batch commands (`thumbs`, `transcode`) share: reading the whole listing before the output folder is
 /// touched, and which shard this run is.

@@ -7,6 +7,7 @@ import Foundation
 import Media
 import PolicyLab
 import Prefetch
+import Transcode
 
 /// `videofeed simulate calibrate --serve FOLDER --out FILE`: what `videofeed serve` spends making each artifact of
 /// every item it lists in FOLDER, measured by running the server's own making code one job at a time, written as a

@@ -5,6 +5,7 @@ import Foundation
 import Media
 import PolicyLab
 import Prefetch
+import Transcode
 
 /// `videofeed simulate serve SOURCE`: many viewers of `videofeed serve SOURCE` in virtual time.
 struct SimulateServeCommand: ParsableCommand {

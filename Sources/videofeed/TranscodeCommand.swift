@@ -2,7 +2,7 @@ import ArgumentParser
 import Feed
 import Foundation
 import Media
-import Transcoding
+import Transcode
 
 /// `videofeed transcode`: the feed renditions of every item of a feed (`run`, the default), or one segment of one
 /// item on demand (`segment`).

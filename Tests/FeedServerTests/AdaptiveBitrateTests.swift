@@ -5,6 +5,7 @@ import Media
 import Prefetch
 import TestSupport
 import Testing
+import Transcode
 
 /// The server's half of adaptive bitrate (issue 34): a viewer's `hello` says what its network affords, and the
 /// segments made ahead for it are of the rung the page will ask for, by the page's own rule.

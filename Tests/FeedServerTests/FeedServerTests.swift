@@ -6,7 +6,7 @@ import Logging
 import Media
 import TestSupport
 import Testing
-import Transcoding
+import Transcode
 
 /// `videofeed serve` over HTTP on loopback: the listing, media made on demand, HTTP semantics, bad input, and
 /// identity with the batch.

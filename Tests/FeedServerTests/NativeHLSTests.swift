@@ -5,6 +5,7 @@ import Media
 import Prefetch
 import TestSupport
 import Testing
+import Transcode
 
 /// HLS for native players (issue 34): the playlists come from the manifest as soon as it exists — no full run —
 /// list the segments the page gets, and a player that read a media playlist has its next segments made ahead.

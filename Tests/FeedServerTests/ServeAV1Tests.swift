@@ -5,6 +5,7 @@ import Media
 import Prefetch
 import TestSupport
 import Testing
+import Transcode
 
 /// `serve --codecs h264,av1` (issue 37): the card and the master playlist list the AV1 set beside the H.264 ladder,
 /// a cold item's listing makes the ladder alone, and AV1 segments are made for the viewers that play AV1.

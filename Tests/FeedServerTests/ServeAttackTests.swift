@@ -8,6 +8,7 @@ import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
+import Transcode
 #endif
 
 /// `videofeed serve` attacked as a hostile client would (issue 33): WebSocket messages with numbers out of any range

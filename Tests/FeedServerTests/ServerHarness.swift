@@ -6,6 +6,7 @@ import Media
 import Logging
 import Prefetch
 import TestSupport
+import Transcode
 
 /// A `videofeed serve` engine and server in this process on a free port, over a feed folder or manifest.
 final class ServerHarness: Sendable {

@@ -5,6 +5,7 @@ import Media
 import Prefetch
 import TestSupport
 import Testing
+import Transcode
 
 /// A viewer's position drives the prefetch policy on real media: neighbours' first segments are ready before the
 /// swipe, work for items flicked past is cancelled, and a client that hangs up mid-segment cancels its work.

@@ -3,6 +3,7 @@ import Foundation
 import Media
 import TestSupport
 import Testing
+import Transcode
 
 /// HEIC and AVIF photos through libheif (`MediaFile+Photo`): upright by their `irot`/`imir` properties and never
 /// turned again by their EXIF Orientation, sized, coloured and bounded; typed errors for broken ones. The photos are

@@ -3,6 +3,7 @@ import Media
 import TestSupport
 import Testing
 @testable import Thumbnails
+import Transcode
 
 /// Frame choice and rendering on the committed fixtures and a few generated clips.
 @Suite struct RenderingTests {

@@ -3,7 +3,7 @@ import Foundation
 import Media
 import TestSupport
 import Testing
-import Transcoding
+import Transcode
 
 /// A HEIC photo in a transcode batch becomes the same still rendition a JPEG does: a silent H.264 video of the
 /// still duration, upright (the photo's irot applied once).

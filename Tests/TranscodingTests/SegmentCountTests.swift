@@ -3,7 +3,7 @@ import Foundation
 import Media
 import TestSupport
 import Testing
-import Transcoding
+import Transcode
 
 /// The plan's segment count — what a server lists before any segment exists — is the number of segments the batch
 /// makes, on every fixture: a container whose audio outlasts its video (the interlaced TS) lists no empty last

@@ -3,7 +3,7 @@ import Foundation
 import Media
 import TestSupport
 import Testing
-import Transcoding
+import Transcode
 
 /// ``TranscodeBatch/stop()``: the item in hand finishes whole and is recorded; the items not reached keep their
 /// previous records and folders, are neither failures nor removed, and the next run does them.

@@ -3,7 +3,7 @@ import Foundation
 import Media
 import TestSupport
 import Testing
-import Transcoding
+import Transcode
 
 /// The batch: records, incremental reruns, failures that stay with their item, atomic item folders.
 @Suite struct TranscodeBatchTests {

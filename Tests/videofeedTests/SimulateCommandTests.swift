@@ -4,6 +4,7 @@ import Media
 import PolicyLab
 import TestSupport
 import Testing
+import Transcode
 
 /// `videofeed simulate`, `simulate calibrate` and `play --trace`, run as a user runs them.
 @Suite struct SimulateCommandTests {

@@ -1,4 +1,4 @@
-internal import CFFmpeg
+package import CFFmpeg
 import Foundation
 
 /// Turns decoded audio of any layout, format and rate into the AAC encoder's frames: libswresample converts to
@@ -8,7 +8,7 @@ import Foundation
 /// Output samples lie on a fixed grid of encoder frames, `gridOrigin + n·frameSize` (the audio stream's own start),
 /// so that audio cut at any point — a segment made on demand — is made of the same frames as the whole stream: the
 /// kept span starts at the first grid point at or after `start` seconds and ends at the first at or after `end`.
-final class AudioConverter {
+package final class AudioConverter {
     private var resampler: OpaquePointer? = nil
     private let fifo: OpaquePointer
     private let outputRate: Int32
@@ -17,12 +17,12 @@ final class AudioConverter {
     private let inputTimeBase: AVRational
     private let origin: Int64
     /// The first output sample kept and the first no longer kept (grid points), in 1/outputRate.
-    let startSample: Int64
+    package let startSample: Int64
     /// The grid's first point: where the stream's first frame starts, in 1/outputRate.
-    let gridStart: Int64
+    package let gridStart: Int64
     private let endSample: Int64?
     /// The first grid point of the span's end: packets at or after it belong to the next span.
-    let cutSample: Int64?
+    package let cutSample: Int64?
     private let frameSize: Int
     /// Output samples produced so far (the pts of the next frame pulled, in 1/outputRate).
     private var nextPTS: Int64? = nil
@@ -36,7 +36,7 @@ final class AudioConverter {
     ///   - frameSize: the encoder's frame size in samples.
     ///   - start: the first time kept, in seconds from the container's start.
     ///   - end: the first time no longer kept, or nil for all.
-    init(outputRate: Int, inputTimeBase: AVRational, origin: Int64, gridOrigin: Double, frameSize: Int,
+    package init(outputRate: Int, inputTimeBase: AVRational, origin: Int64, gridOrigin: Double, frameSize: Int,
          start: Double, end: Double?, item: String) throws {
         self.outputRate = Int32(outputRate)
         self.item = item
@@ -71,7 +71,7 @@ final class AudioConverter {
     }
 
     /// Converts one decoded frame (nil: the input ended, flush the resampler) into the queue.
-    func push(_ input: UnsafeMutablePointer<AVFrame>?) throws {
+    package func push(_ input: UnsafeMutablePointer<AVFrame>?) throws {
         if ended { return }
         if let input {
             if input.pointee.ch_layout.nb_channels <= 0 || input.pointee.sample_rate <= 0 { return }
@@ -140,7 +140,7 @@ final class AudioConverter {
     }
 
     /// The next frame of exactly `size` samples; at the end (`flushing`), the last shorter one.
-    func pull(size: Int, flushing: Bool) throws -> Frame? {
+    package func pull(size: Int, flushing: Bool) throws -> Frame? {
         let available = Int(av_audio_fifo_size(fifo))
         guard available >= size || (flushing && available > 0) else { return nil }
         let count = min(size, available)

@@ -1,4 +1,4 @@
-internal import CFFmpeg
+package import CFFmpeg
 import EngineSupport
 import Foundation
 
@@ -61,10 +61,10 @@ public struct AV1Encoding: Sendable, Hashable, Codable {
 ///
 /// A frame can be marked to become an IDR picture (a segment boundary): libx264's `forced-idr`, as the ffmpeg CLI's
 /// `-force_key_frames` with `-forced-idr 1`. Closed GOPs (x264's default). Packets come out in decode order.
-final class VideoEncoder {
-    let context: UnsafeMutablePointer<AVCodecContext>
-    let item: String
-    let codec: VideoCodec
+package final class VideoEncoder {
+    package let context: UnsafeMutablePointer<AVCodecContext>
+    package let item: String
+    package let codec: VideoCodec
 
     /// - Parameters:
     ///   - codec: H.264 with `encoding`'s settings, or AV1 with `av1`'s.
@@ -74,7 +74,7 @@ final class VideoEncoder {
     ///     than the H.264 one's cap allows anyway.
     ///   - globalHeader: parameter sets in the codec's extradata (what MP4 wants), not in the stream.
     /// - Throws: ``MediaError`` `unsupportedCodec` when this FFmpeg has no libx264 (libsvtav1), or the codec's refusal.
-    init(width: Int, height: Int, timeBase: AVRational, frameRate: AVRational, codec: VideoCodec = .h264,
+    package init(width: Int, height: Int, timeBase: AVRational, frameRate: AVRational, codec: VideoCodec = .h264,
          encoding: VideoEncoding, av1: AV1Encoding = AV1Encoding(), maxBitrate: Int?, globalHeader: Bool,
          item: String) throws {
         self.item = item
@@ -178,11 +178,11 @@ final class VideoEncoder {
     /// Capped at AVX2 (`asm=AVX2`, which every AVX-512 CPU has), the output is the same with any heap contents,
     /// concurrency or perturb value, and is what x264's SSE4 code makes too; the speed is the same within the noise
     /// (a 4-item batch: 24.0–25.9 s against 25.3 s). Elsewhere x264 detects the CPU itself.
-    static let x264CPU: [String: String] = vf_cpu_has_avx512() != 0 ? ["x264-params": "asm=AVX2"] : [:]
+    package static let x264CPU: [String: String] = vf_cpu_has_avx512() != 0 ? ["x264-params": "asm=AVX2"] : [:]
 
     /// The MSE/RFC 6381 codec string from the encoder's extradata: `avc1.PPCCLL` from H.264's SPS,
     /// `av01.P.LLT.DD` from AV1's sequence header.
-    var codecString: String {
+    package var codecString: String {
         let size = Int(context.pointee.extradata_size)
         let bytes = context.pointee.extradata.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
         if codec == .av1 { return CodecString.av1(sequenceHeader: bytes, bitDepth: 8) ?? "av01.0.08M.08" }
@@ -192,21 +192,21 @@ final class VideoEncoder {
 
     /// Whether the item was cancelled: checked after each packet, so that a long drain (x264's lookahead and frame
     /// threads hold many frames) stops too.
-    var isCancelled: () -> Bool = { false }
+    package var isCancelled: () -> Bool = { false }
 
     /// Encodes `frame` (nil drains the encoder) and returns the packets that came out, in decode order.
-    func encode(_ frame: UnsafeMutablePointer<AVFrame>?) throws -> [Packet] {
+    package func encode(_ frame: UnsafeMutablePointer<AVFrame>?) throws -> [Packet] {
         try Codec.encode(context, frame, item: item, isCancelled: isCancelled)
     }
 }
 
 /// An AAC-LC encoder (FFmpeg's native `aac`), stereo, planar float, 1024 samples a frame.
-final class AudioEncoder {
-    let context: UnsafeMutablePointer<AVCodecContext>
-    let item: String
+package final class AudioEncoder {
+    package let context: UnsafeMutablePointer<AVCodecContext>
+    package let item: String
 
     /// - Throws: ``MediaError`` when the encoder cannot be opened.
-    init(sampleRate: Int, bitRate: Int, globalHeader: Bool, item: String) throws {
+    package init(sampleRate: Int, bitRate: Int, globalHeader: Bool, item: String) throws {
         self.item = item
         context = try Codec.open(avcodec_find_encoder(AV_CODEC_ID_AAC), name: "AAC", item: item, options: [:]) { ctx in
             ctx.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
@@ -223,21 +223,21 @@ final class AudioEncoder {
         avcodec_free_context(&ctx)
     }
 
-    var frameSize: Int { Int(max(context.pointee.frame_size, 1)) }
-    var sampleRate: Int { Int(context.pointee.sample_rate) }
+    package var frameSize: Int { Int(max(context.pointee.frame_size, 1)) }
+    package var sampleRate: Int { Int(context.pointee.sample_rate) }
 
     /// Encodes `frame` (nil drains the encoder) and returns the packets that came out.
-    func encode(_ frame: UnsafeMutablePointer<AVFrame>?) throws -> [Packet] {
+    package func encode(_ frame: UnsafeMutablePointer<AVFrame>?) throws -> [Packet] {
         try Codec.encode(context, frame, item: item)
     }
 }
 
 /// A WebP animation encoder (libwebp_anim) for the card preview.
-final class WebPEncoder {
-    let context: UnsafeMutablePointer<AVCodecContext>
-    let item: String
+package final class WebPEncoder {
+    package let context: UnsafeMutablePointer<AVCodecContext>
+    package let item: String
 
-    init(width: Int, height: Int, timeBase: AVRational, quality: Int, item: String) throws {
+    package init(width: Int, height: Int, timeBase: AVRational, quality: Int, item: String) throws {
         self.item = item
         context = try Codec.open(avcodec_find_encoder_by_name("libwebp_anim"), name: "libwebp_anim", item: item,
                                  options: ["quality": String(quality), "preset": "picture"]) { ctx in
@@ -254,17 +254,17 @@ final class WebPEncoder {
         avcodec_free_context(&ctx)
     }
 
-    func encode(_ frame: UnsafeMutablePointer<AVFrame>?) throws -> [Packet] {
+    package func encode(_ frame: UnsafeMutablePointer<AVFrame>?) throws -> [Packet] {
         try Codec.encode(context, frame, item: item)
     }
 }
 
 /// What every encoder shares: opening (`avcodec_alloc_context3`, the caller's settings, `avcodec_open2`, freed on
 /// failure) and the send/receive loop.
-enum Codec {
+package enum Codec {
     /// Opens `codec` (nil: this FFmpeg lacks it) with `configure` applied to the context and `options` given to
     /// `avcodec_open2`. The caller owns the context and frees it with `avcodec_free_context`.
-    static func open(_ codec: UnsafePointer<AVCodec>?, name: String, item: String, options: [String: String],
+    package static func open(_ codec: UnsafePointer<AVCodec>?, name: String, item: String, options: [String: String],
                      configure: (UnsafeMutablePointer<AVCodecContext>) -> Void) throws
         -> UnsafeMutablePointer<AVCodecContext> {
         guard let codec else {
@@ -287,7 +287,7 @@ enum Codec {
         return ctx
     }
 
-    static func encode(_ ctx: UnsafeMutablePointer<AVCodecContext>, _ frame: UnsafeMutablePointer<AVFrame>?,
+    package static func encode(_ ctx: UnsafeMutablePointer<AVCodecContext>, _ frame: UnsafeMutablePointer<AVFrame>?,
                        item: String, isCancelled: () -> Bool = { false }) throws -> [Packet] {
         let sent = avcodec_send_frame(ctx, frame)
         // EOF only answers a second drain; a frame sent after the drain is an error, not silently dropped.
@@ -315,7 +315,7 @@ enum Codec {
 /// RFC 6381 codec strings, as `MediaSource.isTypeSupported` and HLS `CODECS` attributes want them.
 public enum CodecString {
     /// `avc1.PPCCLL` from H.264 extradata: Annex B parameter sets (start codes) or an `avcC` record.
-    static func avc(extradata bytes: [UInt8]) -> String? {
+    package static func avc(extradata bytes: [UInt8]) -> String? {
         func hex(_ b: UInt8) -> String { String(format: "%02x", b) }
         if bytes.count >= 4, bytes[0] == 1 {
             // avcC: version, profile, compatibility, level.
@@ -339,7 +339,7 @@ public enum CodecString {
     /// `av01.P.LLT.DD` (the AV1 codecs parameter of the AV1-in-ISOBMFF binding, its optional fields left out) from an
     /// AV1 sequence header OBU as libsvtav1 puts it in the extradata, or from an `av1C` record holding one; nil when
     /// it is neither. `bitDepth` is the pictures' (the sequence header's colour config is not parsed).
-    static func av1(sequenceHeader bytes: [UInt8], bitDepth: Int) -> String? {
+    package static func av1(sequenceHeader bytes: [UInt8], bitDepth: Int) -> String? {
         var data = bytes[...]
         // av1C: marker and version 1, then three bytes of fields, then the configuration OBUs.
         if let first = data.first, first == 0x81, data.count > 4 { data = data.dropFirst(4) }
@@ -412,7 +412,7 @@ public enum CodecString {
     /// level of the AV1 specification's table (annex A.3) whose picture size, width, height and display rate
     /// (pixels a second) hold them; 31 (no level) past the table. Checked against libsvtav1 1.4's own choice for
     /// 64 sizes and rates (180x320 to 2160x3840, 15 to 120 per second, landscape and portrait).
-    static func av1Level(width: Int, height: Int, frameRate: Double) -> Int {
+    package static func av1Level(width: Int, height: Int, frameRate: Double) -> Int {
         let picture = Double(width) * Double(height)
         let rate = picture * (frameRate.isFinite && frameRate > 0 ? frameRate : 30)
         for level in av1Levels where picture <= level.picture && width <= level.width && height <= level.height

@@ -1,17 +1,17 @@
-internal import CFFmpeg
+package import CFFmpeg
 import Foundation
 
 /// A libavfilter graph with one video input (`buffer`) and one or more outputs (`buffersink`), built from a filter
 /// description in the ffmpeg CLI's `-filter_complex` syntax: the input is labelled `[in]`, outputs `[out0]`,
 /// `[out1]` … Owns the `AVFilterGraph` (and with it every filter) and frees it on deinit.
-final class FilterGraph {
+package final class FilterGraph {
     private var graph: UnsafeMutablePointer<AVFilterGraph>?
     private let source: UnsafeMutablePointer<AVFilterContext>
     private let sinks: [UnsafeMutablePointer<AVFilterContext>]
     private let item: String
 
     /// The description the graph was built from, for errors and logs.
-    let description: String
+    package let description: String
 
     /// - Parameters:
     ///   - input: the first frame the graph will see: its size, pixel format and sample aspect ratio configure the
@@ -20,7 +20,7 @@ final class FilterGraph {
     ///   - outputs: how many outputs the description labels (`[out0]` …).
     /// - Throws: ``MediaError`` `invalidArgument` with libavfilter's message when the description does not parse or
     ///   link.
-    init(_ description: String, input: UnsafeMutablePointer<AVFrame>, timeBase: AVRational, frameRate: AVRational,
+    package init(_ description: String, input: UnsafeMutablePointer<AVFrame>, timeBase: AVRational, frameRate: AVRational,
          outputs: Int, threads: Int, item: String) throws {
         self.description = description
         self.item = item
@@ -90,26 +90,26 @@ final class FilterGraph {
         avfilter_graph_free(&graph)
     }
 
-    var outputCount: Int { sinks.count }
+    package var outputCount: Int { sinks.count }
 
     /// What a graph's input is configured for: size, pixel format, sample aspect ratio. A frame of another shape
     /// needs another graph.
-    static func shape(_ frame: UnsafePointer<AVFrame>) -> [Int32] {
+    package static func shape(_ frame: UnsafePointer<AVFrame>) -> [Int32] {
         [frame.pointee.width, frame.pointee.height, frame.pointee.format, frame.pointee.sample_aspect_ratio.num,
          frame.pointee.sample_aspect_ratio.den]
     }
 
     /// The time base of output `index`'s frames.
-    func timeBase(of index: Int) -> AVRational { av_buffersink_get_time_base(sinks[index]) }
+    package func timeBase(of index: Int) -> AVRational { av_buffersink_get_time_base(sinks[index]) }
     /// The frame rate of output `index` (0/1 when variable or unknown).
-    func frameRate(of index: Int) -> AVRational { av_buffersink_get_frame_rate(sinks[index]) }
+    package func frameRate(of index: Int) -> AVRational { av_buffersink_get_frame_rate(sinks[index]) }
     /// The size of output `index`'s pictures.
-    func size(of index: Int) -> (width: Int, height: Int) {
+    package func size(of index: Int) -> (width: Int, height: Int) {
         (Int(av_buffersink_get_w(sinks[index])), Int(av_buffersink_get_h(sinks[index])))
     }
 
     /// Pushes a frame (nil: the input ended). The graph keeps its own reference; the caller keeps `frame`.
-    func push(_ frame: UnsafeMutablePointer<AVFrame>?) throws {
+    package func push(_ frame: UnsafeMutablePointer<AVFrame>?) throws {
         let result = av_buffersrc_add_frame_flags(source, frame, Int32(vf_buffersrc_flag_keep_ref()))
         if result < 0 && result != vf_averror_eof() {
             throw MediaError.ffmpeg(result, operation: "filter", item: item)
@@ -117,7 +117,7 @@ final class FilterGraph {
     }
 
     /// The next frame of output `index`, if it has one.
-    func pull(_ index: Int) throws -> Pull<Frame> {
+    package func pull(_ index: Int) throws -> Pull<Frame> {
         guard let frame = Frame() else {
             throw MediaError(.limitExceeded, operation: "filter", item: item, message: "out of memory")
         }

@@ -1,4 +1,4 @@
-internal import CFFmpeg
+package import CFFmpeg
 import Foundation
 
 /// A muxer (`AVFormatContext` for output) over libavformat, in one of two shapes:
@@ -12,8 +12,8 @@ import Foundation
 ///   (`movflags=frag_custom+dash+delay_moov`).
 ///
 /// Output is bit-exact (no creation time, no library version), so the same packets give the same bytes anywhere.
-final class MediaWriter {
-    enum Target {
+package final class MediaWriter {
+    package enum Target {
         case file(String, format: String, options: [String: String])
         case fragments(options: [String: String])
     }
@@ -29,7 +29,7 @@ final class MediaWriter {
     private var lastDTS: [Int: Int64] = [:]
     private var options: [String: String]
 
-    init(_ target: Target, item: String) throws {
+    package init(_ target: Target, item: String) throws {
         self.item = item
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
         let result: Int32
@@ -65,13 +65,13 @@ final class MediaWriter {
     }
 
     /// Whether the container wants codec headers out of band (MP4 does).
-    var wantsGlobalHeader: Bool {
+    package var wantsGlobalHeader: Bool {
         guard let format = context?.pointee.oformat else { return true }
         return (format.pointee.flags & vf_fmt_globalheader()) != 0
     }
 
     /// Adds a stream for the output of `encoder` (its `AVCodecContext`); returns the stream index.
-    func addStream(from encoder: UnsafeMutablePointer<AVCodecContext>) throws -> Int {
+    package func addStream(from encoder: UnsafeMutablePointer<AVCodecContext>) throws -> Int {
         guard let ctx = context, let stream = avformat_new_stream(ctx, nil) else {
             throw MediaError(.limitExceeded, operation: "open muxer", item: item, message: "out of memory")
         }
@@ -87,7 +87,7 @@ final class MediaWriter {
     }
 
     /// Opens the output and writes the container header (or, fragmented, prepares it for the first cut).
-    func begin() throws {
+    package func begin() throws {
         guard let ctx = context else { return }
         if fragmented {
             let opened = avio_open_dyn_buf(&ctx.pointee.pb)
@@ -110,7 +110,7 @@ final class MediaWriter {
 
     /// Writes one packet of output stream `stream`, rescaling its timestamps from the encoder's time base. The
     /// packet's data is taken (the packet is left empty).
-    func write(_ packet: Packet, stream: Int, interleaved: Bool) throws {
+    package func write(_ packet: Packet, stream: Int, interleaved: Bool) throws {
         guard let ctx = context else { return }
         let st = ctx.pointee.streams[stream]!
         packet.raw.pointee.stream_index = Int32(stream)
@@ -128,7 +128,7 @@ final class MediaWriter {
     }
 
     /// Fragmented: ends the current fragment and returns every byte written since the last cut.
-    func cutFragment() throws -> [UInt8] {
+    package func cutFragment() throws -> [UInt8] {
         guard fragmented, let ctx = context else { return [] }
         let flushed = av_write_frame(ctx, nil)
         guard flushed >= 0 else { throw MediaError.ffmpeg(flushed, operation: "write", item: item) }
@@ -137,7 +137,7 @@ final class MediaWriter {
 
     /// Writes the trailer; for a file, closes it. Fragmented: returns the bytes of the last fragment, if any.
     @discardableResult
-    func finish() throws -> [UInt8] {
+    package func finish() throws -> [UInt8] {
         guard let ctx = context, headerWritten, !finished else { return [] }
         finished = true
         let trailer = av_write_trailer(ctx)
@@ -164,7 +164,7 @@ final class MediaWriter {
 
     /// Splits the bytes of a first fragment into the initialisation segment (every top-level box before the first
     /// `styp`, `sidx` or `moof`) and the media segment (the rest).
-    static func splitInitialization(_ bytes: [UInt8]) -> (initialization: [UInt8], media: [UInt8]) {
+    package static func splitInitialization(_ bytes: [UInt8]) -> (initialization: [UInt8], media: [UInt8]) {
         var offset = 0
         while offset + 8 <= bytes.count {
             let size = Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8

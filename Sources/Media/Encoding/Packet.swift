@@ -1,12 +1,12 @@
-internal import CFFmpeg
+package import CFFmpeg
 
 /// An owned `AVPacket`: freed on deinit. Packets move between the encoders and the muxers of one transcode on one
 /// thread, or wait in a ``MediaFile`` for its first reads; the type never leaves the Media module.
-final class Packet {
-    let raw: UnsafeMutablePointer<AVPacket>
+package final class Packet {
+    package let raw: UnsafeMutablePointer<AVPacket>
 
     /// A new empty packet, or nil when memory ran out.
-    init?() {
+    package init?() {
         guard let p = av_packet_alloc() else { return nil }
         raw = p
     }
@@ -19,25 +19,25 @@ final class Packet {
     }
 
     /// A new reference to the same data (`av_packet_clone`), or nil when memory ran out.
-    func clone() -> Packet? {
+    package func clone() -> Packet? {
         av_packet_clone(raw).map { Packet(owning: $0) }
     }
 
-    var pts: Int64 { raw.pointee.pts }
-    var dts: Int64 { raw.pointee.dts }
-    var isKey: Bool { (raw.pointee.flags & vf_pkt_flag_key()) != 0 }
+    package var pts: Int64 { raw.pointee.pts }
+    package var dts: Int64 { raw.pointee.dts }
+    package var isKey: Bool { (raw.pointee.flags & vf_pkt_flag_key()) != 0 }
 }
 
 /// An owned `AVFrame`: freed on deinit.
-final class Frame {
-    let raw: UnsafeMutablePointer<AVFrame>
+package final class Frame {
+    package let raw: UnsafeMutablePointer<AVFrame>
 
-    init?() {
+    package init?() {
         guard let f = av_frame_alloc() else { return nil }
         raw = f
     }
 
-    init(owning f: UnsafeMutablePointer<AVFrame>) { raw = f }
+    package init(owning f: UnsafeMutablePointer<AVFrame>) { raw = f }
 
     deinit {
         var f: UnsafeMutablePointer<AVFrame>? = raw
@@ -45,11 +45,11 @@ final class Frame {
     }
 
     /// A new reference to the same picture or samples (`av_frame_clone`), or nil when memory ran out.
-    func clone() -> Frame? { av_frame_clone(raw).map { Frame(owning: $0) } }
+    package func clone() -> Frame? { av_frame_clone(raw).map { Frame(owning: $0) } }
 }
 
 /// One step of pulling from a codec or a filter graph. Expected outcomes are values, not errors.
-enum Pull<T> {
+package enum Pull<T> {
     case output(T)
     case needsInput
     case ended

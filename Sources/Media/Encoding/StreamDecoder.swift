@@ -1,4 +1,4 @@
-internal import CFFmpeg
+package import CFFmpeg
 import Foundation
 
 /// The one decoder over packets: a codec context for one audio or video stream of a ``MediaFile``, handed packets by
@@ -7,13 +7,13 @@ import Foundation
 /// skipped as the ffmpeg CLI skips them, a stream growing past the file's size limits midway is that limit (not a
 /// corrupt packet), every decoded picture counts against the file's limits, and the frame-size limits are enforced
 /// by the codec (`max_pixels`).
-final class StreamDecoder {
-    let file: MediaFile
-    let streamIndex: Int
-    let timeBase: AVRational
-    let isVideo: Bool
+package final class StreamDecoder {
+    package let file: MediaFile
+    package let streamIndex: Int
+    package let timeBase: AVRational
+    package let isVideo: Bool
     private(set) var corruptPacketCount = 0
-    private(set) var framesDecoded = 0
+    package private(set) var framesDecoded = 0
     private var lastError: MediaError? = nil
     private let context: UnsafeMutablePointer<AVCodecContext>
 
@@ -22,7 +22,7 @@ final class StreamDecoder {
     ///     which the ffmpeg CLI asks for.
     ///   - keyframesOnly: decode keyframes only (`skip_frame = AVDISCARD_NONKEY`).
     /// - Throws: ``MediaError`` `unsupportedCodec`, `limitExceeded`, and FFmpeg's errors opening the codec.
-    init(file: MediaFile, stream index: Int, threads: Int, keyframesOnly: Bool = false) throws {
+    package init(file: MediaFile, stream index: Int, threads: Int, keyframesOnly: Bool = false) throws {
         self.file = file
         self.streamIndex = index
         let stream = file.stream(at: index)
@@ -64,20 +64,20 @@ final class StreamDecoder {
 
     /// What became of a packet sent: taken, refused as corrupt (counted and skipped; the decoder may still hold
     /// output from what it took before), or refused because the decoder has output to give first (`EAGAIN`).
-    enum Sent {
+    package enum Sent {
         case taken, corrupt, busy
     }
 
     /// Sends a packet (nil: the input ended, drain). Returns false when the decoder has output to give first
     /// (`EAGAIN`): receive, then send the same packet again.
-    func send(_ packet: UnsafeMutablePointer<AVPacket>?) throws -> Bool {
+    package func send(_ packet: UnsafeMutablePointer<AVPacket>?) throws -> Bool {
         try submit(packet) != .busy
     }
 
     /// Sends a packet (nil: the input ended, drain) and says what became of it.
     /// - Throws: ``MediaError`` `limitExceeded` when the stream grows past the file's size limits, FFmpeg's other
     ///   errors of a video decoder.
-    func submit(_ packet: UnsafeMutablePointer<AVPacket>?) throws -> Sent {
+    package func submit(_ packet: UnsafeMutablePointer<AVPacket>?) throws -> Sent {
         let sent = avcodec_send_packet(context, packet)
         if sent >= 0 || sent == vf_averror_eof() { return .taken }
         if sent == vf_averror_eagain() { return .busy }
@@ -104,7 +104,7 @@ final class StreamDecoder {
     }
 
     /// The next decoded frame, if the decoder has one.
-    func receive() throws -> Pull<Frame> {
+    package func receive() throws -> Pull<Frame> {
         guard let frame = Frame() else {
             throw MediaError(.limitExceeded, operation: "decode", item: file.item, message: "out of memory")
         }
@@ -117,7 +117,7 @@ final class StreamDecoder {
 
     /// Receives the next decoded frame into `raw` (counted against the file's limits), if the decoder has one: a
     /// caller that asks once per packet can keep one frame for the answers that hold nothing.
-    func receive(into raw: UnsafeMutablePointer<AVFrame>) throws -> Pull<Void> {
+    package func receive(into raw: UnsafeMutablePointer<AVFrame>) throws -> Pull<Void> {
         let result = avcodec_receive_frame(context, raw)
         if result >= 0 {
             framesDecoded += 1
@@ -139,19 +139,19 @@ final class StreamDecoder {
     }
 
     /// The threads FFmpeg decodes with after opening: 1 when the codec decodes on the calling thread only.
-    var threadCount: Int { context.pointee.active_thread_type == 0 ? 1 : Int(context.pointee.thread_count) }
+    package var threadCount: Int { context.pointee.active_thread_type == 0 ? 1 : Int(context.pointee.thread_count) }
 
     /// The error of the last corrupt packet skipped, if any.
-    var lastCorruption: MediaError? { lastError }
+    package var lastCorruption: MediaError? { lastError }
 
     /// Forgets ``lastCorruption`` (a seek starts a new run of decoding).
-    func forgetCorruption() { lastError = nil }
+    package func forgetCorruption() { lastError = nil }
 
     /// Whether the packets sent from now on may go undecoded when no other picture refers to theirs
     /// (`skip_frame = AVDISCARD_NONREF`: H.264's `nal_ref_idc` 0, MPEG-2's B-pictures; decoders without such
     /// pictures decode everything). The pictures that are decoded come out the same: nothing refers to the skipped
     /// ones. Taken per packet, with frame threads too (each packet's submission copies the setting).
-    var skipsNonReference = false {
+    package var skipsNonReference = false {
         didSet {
             guard skipsNonReference != oldValue else { return }
             context.pointee.skip_frame = skipsNonReference ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
@@ -159,13 +159,13 @@ final class StreamDecoder {
     }
 
     /// The stream's codec.
-    var codecID: AVCodecID { context.pointee.codec_id }
+    package var codecID: AVCodecID { context.pointee.codec_id }
 
     /// Forgets buffered input after a seek.
-    func flush() { avcodec_flush_buffers(context) }
+    package func flush() { avcodec_flush_buffers(context) }
 
     /// Why nothing could be decoded, when the stream ended without a frame.
-    var failureWithoutFrames: MediaError? {
+    package var failureWithoutFrames: MediaError? {
         guard framesDecoded == 0 else { return nil }
         return MediaError(.invalidData, operation: "decode", item: file.item,
                           message: "no frame could be decoded" + (lastError.map { ": \($0.message)" } ?? ""),

@@ -1,4 +1,5 @@
 import Foundation
+import Media
 
 /// What a transcode of one item will make, worked out from its ``MediaInfo`` and where its video really ends
 /// (``VideoEnd``, found by reading packets, no decoding): the size of each rendition, the segment count, whether
@@ -50,7 +51,7 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
     public var isStill: Bool
     /// Duration of the renditions in seconds: where the source's video ends (its last picture's end, from
     /// ``VideoEnd``), or the still duration. Only when the end could not be read within its bound is it the header's
-    /// claim, held to ``maxPlausibleSeconds(bytes:)`` of the file's size; 0 when nothing says.
+    /// claim, held to ``VideoEnd/maxPlausibleSeconds(bytes:)`` of the file's size; 0 when nothing says.
     public var duration: Double
     /// What the container's header claims, in seconds, when it says (`ffprobe`'s duration): for comparison only.
     public var claimedDuration: Double? = nil
@@ -139,7 +140,7 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
             // The header, checked: no longer than the file's bytes can hold, no shorter than the pictures read.
             let size = fileSize ?? videoEnd?.fileSize
             var length = max(0, claimedDuration ?? 0)
-            if let size { length = min(length, TranscodePlan.maxPlausibleSeconds(bytes: size)) }
+            if let size { length = min(length, VideoEnd.maxPlausibleSeconds(bytes: size)) }
             if let end = videoEnd { length = max(length, end.end) }
             duration = length
             if let length = video.duration, let start = video.startTime, let fps = video.averageFrameRate.value,
@@ -181,10 +182,6 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
         renditions = rungs
     }
 
-    /// The longest a file of `bytes` bytes can play: at 250 bytes a second (2 kb/s, under what any video codec
-    /// spends on a still picture with its container's per-frame tables). A claim beyond it is absurd: the
-    /// duration field is "unknown" (all ones) or corrupt.
-    public static func maxPlausibleSeconds(bytes: Int) -> Double { Double(max(bytes, 0)) / 250 }
 
     /// Why `settings` cannot work, or nil: each number within what its filter or encoder takes.
     static func settingsProblem(_ s: TranscodeSettings) -> String? {

@@ -1,5 +1,6 @@
 internal import CFFmpeg
 import Foundation
+import Media
 
 /// Flushing: at the end of the window (or the file), the decoders' last pictures, a still's repeated picture, the
 /// graph's last frames and each encoder's delayed packets; the audio resampler and encoder likewise.

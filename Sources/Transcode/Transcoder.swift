@@ -1,6 +1,7 @@
 internal import CFFmpeg
 import EngineSupport
 import Foundation
+import Media
 
 /// Turns one opened item into feed renditions: H.264/AAC, upright, square pixels, fitted in the ladder's boxes, as
 /// a fast-start MP4 and as CMAF segments with HLS playlists, plus a card preview (MP4 and animated WebP).

@@ -4,6 +4,7 @@ import Foundation
 import Media
 import TestSupport
 import Testing
+import Transcode
 
 /// SVT-AV1 1.4 keeps process-wide state that an encoder's open writes and its close frees (see
 /// `VideoEncoder.svtLifecycle`): AV1 encoders opened, used and closed on several threads at once — a server's

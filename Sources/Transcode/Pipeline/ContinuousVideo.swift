@@ -1,5 +1,6 @@
 internal import CFFmpeg
 import Foundation
+import Media
 
 /// One video decoder that goes through an item once, for a batch that makes its segments one after another.
 ///

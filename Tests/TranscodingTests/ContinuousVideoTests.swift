@@ -2,6 +2,7 @@ import Foundation
 @testable import Media
 import TestSupport
 import Testing
+@testable import Transcode
 
 /// A batch decodes an H.264 MP4 once through, not from each segment's keyframe, and makes the bytes it made before.
 @Suite struct ContinuousVideoTests {

@@ -1,5 +1,6 @@
 internal import CFFmpeg
 import Foundation
+import Media
 
 /// Building the filters: at the first picture, one libavfilter graph (deinterlace, frame-rate cap, then a split into
 /// one branch per output that scales, tone-maps, adjusts and turns upright), rebuilt when the pictures change shape;

@@ -1,5 +1,6 @@
 internal import CFFmpeg
 import Foundation
+import Media
 
 /// One pass of the decode → filter → encode → mux chain, in the stages of FFmpeg's doc/examples/transcode.c, one
 /// file each:

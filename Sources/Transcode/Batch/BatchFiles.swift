@@ -1,5 +1,6 @@
 internal import CFFmpeg
 import Foundation
+import Media
 
 /// What a batch run gathers across its segments: each rendition's fast-start MP4 (every segment's packets, muxed in
 /// a row), its segment files, and what the report says of it.

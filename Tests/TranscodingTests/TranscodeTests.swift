@@ -3,6 +3,7 @@ import EngineSupport
 @testable import Media
 import TestSupport
 import Testing
+@testable import Transcode
 
 /// The feed rendition: shape, timing, colour, audio, segments; checked by decoding what the transcoder made.
 @Suite struct TranscodeTests {

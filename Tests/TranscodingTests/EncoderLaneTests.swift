@@ -2,6 +2,7 @@ import EngineSupport
 import Foundation
 @testable import Media
 import Testing
+@testable import Transcode
 
 /// `EncoderLane`: the transcoder's per-output thread. Its order is what keeps the encoders' bytes the same as on one
 /// thread; its failure and abandon paths are what keep a failed or cancelled item from hanging or running on.

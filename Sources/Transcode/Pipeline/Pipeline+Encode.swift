@@ -1,5 +1,6 @@
 internal import CFFmpeg
 import Foundation
+import Media
 
 /// Encoding and writing: an output per graph branch (its encoder, its segment cutter, the whole file its packets
 /// also go into), and the audio, encoded once, handed to every output.

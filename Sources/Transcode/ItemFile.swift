@@ -1,3 +1,4 @@
+import Media
 /// A file of an item's folder, by what it is: the one place that names each file the transcode batch writes and the
 /// server caches, serves and lists. ``path`` gives its path in the folder and ``init(path:)`` takes one apart again,
 /// so the two can never disagree.

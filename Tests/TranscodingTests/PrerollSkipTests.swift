@@ -2,6 +2,7 @@ import Foundation
 @testable import Media
 import TestSupport
 import Testing
+@testable import Transcode
 
 /// A segment after the item's start decodes from the keyframe before it; the pictures before the window that no
 /// other picture refers to are skipped, not decoded and dropped, and the segment's bytes do not change.

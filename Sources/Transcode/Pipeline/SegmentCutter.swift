@@ -1,5 +1,6 @@
 internal import CFFmpeg
 import Foundation
+import Media
 
 /// Cuts one rendition's encoded packets into CMAF media segments at the fixed boundaries of a ``SegmentGrid``.
 ///

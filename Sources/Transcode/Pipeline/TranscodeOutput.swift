@@ -1,5 +1,6 @@
 internal import CFFmpeg
 import Foundation
+import Media
 
 /// One output branch of the graph: an encoder and where its packets go.
 final class Output {

@@ -1,4 +1,5 @@
 import Foundation
+import Media
 
 /// What a transcode makes of an upload: the feed renditions (a ladder of boxes), their segmenting, the picture
 /// processing and the card preview. The defaults are the feed rendition of docs/transcode.md: H.264 High 8-bit SDR

@@ -1,4 +1,5 @@
 import Foundation
+import Media
 
 /// What ``Transcoder/run(into:)`` made for one item; every path is relative to the folder it was given.
 public struct TranscodeReport: Sendable, Equatable, Codable {

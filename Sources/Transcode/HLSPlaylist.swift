@@ -1,4 +1,5 @@
 import Foundation
+import Media
 
 /// HLS playlists (RFC 8216) for CMAF renditions.
 public enum HLSPlaylist {

@@ -1,4 +1,5 @@
 import Foundation
+import Media
 
 /// What one pass of the decode → filter → encode → mux chain makes, over which span of the item, and where its
 /// pictures come from: the value each ``Transcoder`` operation hands its ``Pipeline`` (FFmpeg's

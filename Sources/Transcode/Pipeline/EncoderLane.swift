@@ -1,5 +1,6 @@
 import EngineSupport
 import Foundation
+import Media
 
 /// A thread of its own for one output of a transcode (an encoder and the muxers its packets go to), so that
 /// encoding overlaps the decoding and filtering of the frames after, and the renditions of one item encode at the

@@ -1,5 +1,6 @@
 internal import CFFmpeg
 import Foundation
+import Media
 
 /// Reading and decoding: the window's packets from the file (after a seek, from the item's start, or from the
 /// batch's decoder that carries on), decoded, and the pictures inside the window handed to the filters.

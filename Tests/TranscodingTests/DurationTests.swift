@@ -2,6 +2,7 @@ import Foundation
 @testable import Media
 import TestSupport
 import Testing
+@testable import Transcode
 
 /// Durations from what decodes: the plan's duration, last frame and segments follow the video's real end
 /// (``MediaFile/videoEnd(stream:)``), never a header alone.

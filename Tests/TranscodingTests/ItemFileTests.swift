@@ -1,5 +1,6 @@
 import Media
 import Testing
+import Transcode
 
 /// Every file of an item's folder is named in one place: its path and its parse are inverses.
 @Suite struct ItemFileTests {

@@ -2,6 +2,7 @@ import Foundation
 import Media
 import TestSupport
 import Testing
+import Transcode
 
 /// An AV1 rendition is listed (serve's card and master playlist) before it is encoded: its codecs string comes from
 /// the pictures its H.264 twin was encoded at, and must be the one SVT-AV1 writes when it is made.
