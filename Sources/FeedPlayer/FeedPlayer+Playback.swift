@@ -27,6 +27,18 @@ extension FeedPlayer {
         }
     }
 
+    /// ``nextPlaybackFrame()``, waiting for it: returns as soon as the frame is decoded (woken by the scheduler's
+    /// event that buffered or published it, not by polling), or nil if none is after `timeout` seconds. A render loop
+    /// that has nothing to show blocks here instead of spinning.
+    public func nextPlaybackFrame(waitingUpTo timeout: Double) -> PlayerFrame? {
+        var frame: PlayerFrame?
+        _ = scheduler.changes.wait(timeout: timeout) {
+            frame = nextPlaybackFrame()
+            return frame != nil
+        }
+        return frame
+    }
+
     /// Plays the current item headless: hands each frame to `sink` at its presentation time (scaled by `speed`),
     /// decoding ahead within the budget and looping the item at its end. A swipe (``move(to:)``) or
     /// ``PlaybackSession/stop()`` ends it. A frame that is due but not decoded yet counts a stall: the clock waits
@@ -59,7 +71,8 @@ extension FeedPlayer {
             }
         }
         while !session.isStopped, state.withLock({ self.generation }) == generation {
-            guard let frame = nextPlaybackFrame() else {
+            var next = nextPlaybackFrame()
+            if next == nil {
                 let t = now()
                 if stalledSince == nil && t >= origin + elapsed / speed {
                     stalledSince = t
@@ -69,9 +82,15 @@ extension FeedPlayer {
                         emit(.stall(index: current))
                     }
                 }
-                Thread.sleep(forTimeInterval: 0.002)
-                continue
+                // Woken by the scheduler's event that decodes it (or a swipe's), in short slices so that a stop ends
+                // playback at once.
+                _ = scheduler.changes.wait(timeout: 0.005) {
+                    guard !session.isStopped, state.withLock({ self.generation }) == generation else { return true }
+                    next = nextPlaybackFrame()
+                    return next != nil
+                }
             }
+            guard let frame = next else { continue }
             if let since = stalledSince {
                 let waited = now() - since
                 origin += waited  // the clock waits for the late frame

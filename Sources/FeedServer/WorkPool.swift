@@ -49,6 +49,9 @@ public final class WorkPool: Sendable {
 
     /// The scheduler's rules.
     public let rules: ServeScheduler.Rules
+    /// Notified after each event, once its actions are carried out (a job started, ended, dropped, a waiter
+    /// answered): what waits for a job's state waits on it.
+    package let changes = ChangeSignal()
     /// The number of worker threads.
     public var workers: Int { rules.workers }
     /// The most workers prefetch-only jobs may hold at once.
@@ -243,6 +246,7 @@ public final class WorkPool: Sendable {
             let delay = max(0, wake - now())
             DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.timerFired(at: wake) }
         }
+        changes.notify()
     }
 
     /// The timer set for `at` fired: time advanced for the machine.

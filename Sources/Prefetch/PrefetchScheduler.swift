@@ -37,6 +37,9 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
     private let reclaim = DispatchQueue(label: "videofeed.prefetch.reclaim")
     private let reclaiming = DispatchGroup()
     private let lanes: [ThreadLane]
+    /// Notified after each event's actions (a first frame or failure published, a frame buffered or taken, a job
+    /// started or ended): what waits for a frame waits on it.
+    package let changes = ChangeSignal()
 
     // Confined to `control`.
     private var machine: PrefetchStateMachine
@@ -250,6 +253,7 @@ public final class PrefetchScheduler<Preparer: PrefetchPreparer>: @unchecked Sen
             idleWaiters = []
             for w in waiters { w() }
         }
+        changes.notify()
     }
 
     /// Drops item `index`'s entry from `frames` once it holds nothing.

@@ -115,14 +115,9 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
         player.start(at: 0)
         var times: [Double] = []
         var loops: [Int] = []
-        let deadline = Date().addingTimeInterval(30)
-        while times.count < 40, Date() < deadline {
-            if let frame = player.nextPlaybackFrame() {
-                times.append(frame.time)
-                loops.append(frame.loop)
-            } else {
-                Thread.sleep(forTimeInterval: 0.001)
-            }
+        while times.count < 40, let frame = player.nextPlaybackFrame(waitingUpTo: 30) {
+            times.append(frame.time)
+            loops.append(frame.loop)
         }
         #expect(times.count == 40)
         let expected: [Double] = (0..<25).map { Double($0) * 0.04 }
@@ -143,14 +138,9 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
             if index > 0 { _ = player.next() }
             #expect(player.waitForFirstFrame(of: index, timeout: 30).frame != nil)
             var frames: [(time: Double, loop: Int)] = []
-            let deadline = Date().addingTimeInterval(30)
-            while frames.count < 30, Date() < deadline {
-                if let frame = player.nextPlaybackFrame() {
-                    #expect(frame.index == index)
-                    frames.append((frame.time, frame.loop))
-                } else {
-                    Thread.sleep(forTimeInterval: 0.001)
-                }
+            while frames.count < 30, let frame = player.nextPlaybackFrame(waitingUpTo: 30) {
+                #expect(frame.index == index)
+                frames.append((frame.time, frame.loop))
             }
             let expected = (0..<30).map { (Double($0 % 25) * 0.04, $0 / 25) }
             #expect(frames.count == 30)
@@ -167,10 +157,7 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
                                 configuration: smallConfiguration())
         player.start(at: 0)
         var frames: [PlayerFrame] = []
-        let deadline = Date().addingTimeInterval(30)
-        while frames.count < 3, Date() < deadline {
-            if let frame = player.nextPlaybackFrame() { frames.append(frame) } else { Thread.sleep(forTimeInterval: 0.001) }
-        }
+        while frames.count < 3, let frame = player.nextPlaybackFrame(waitingUpTo: 30) { frames.append(frame) }
         #expect(frames.count == 3)
         #expect(frames.allSatisfy { $0.duration >= 1 }, "\(frames.map(\.duration))")
         #expect(Set(frames.map(\.image.bytes)).count == 1, "the same picture each loop")

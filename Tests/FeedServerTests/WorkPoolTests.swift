@@ -11,35 +11,46 @@ import Testing
 /// withdrawals with the error given, held requests are let go by the driver's timer. The rules themselves are
 /// ServeSchedulerTests' (pure, virtual clock). Also the disk cache's LRU and atomic writes.
 @Suite struct WorkPoolTests {
-    /// A perform that records what ran and blocks each job until released (or cancelled).
+    /// A perform that records what ran and blocks each job until released (or cancelled). Its own changes (a job
+    /// started, ran, released) are signalled on `changes`, which the tests wait on; the pool's on `pool.changes`.
     final class Recorder: Sendable {
         let ran = Locked<[JobKey]>([])
         let started = Locked<[JobKey]>([])
-        let gate = DispatchSemaphore(value: 0)
+        /// Releases given and not yet taken by a blocked job.
+        let releases = Locked(0)
+        let changes = ChangeSignal()
         let blocks: Bool
         init(blocks: Bool) { self.blocks = blocks }
 
+        /// Lets one blocked job (or the next to block) go on.
+        func release(_ count: Int = 1) {
+            releases.withLock { $0 += count }
+            changes.notify()
+        }
+
         func perform(_ key: JobKey, _ token: CancellationToken) throws {
             started.withLock { $0.append(key) }
+            changes.notify()
             if blocks {
-                while gate.wait(timeout: .now() + .milliseconds(5)) == .timedOut {
-                    if token.isCancelled { throw MediaError(.cancelled, operation: "test", item: key.folder, message: "") }
+                token.onCancel { [changes] in changes.notify() }
+                let released = changes.wait(timeout: 60) {
+                    token.isCancelled || releases.withLock { r in
+                        guard r > 0 else { return false }
+                        r -= 1
+                        return true
+                    }
+                }
+                if token.isCancelled || !released {
+                    throw MediaError(.cancelled, operation: "test", item: key.folder, message: "")
                 }
             }
             if key.folder.hasPrefix("broken") { throw MediaError(.invalidData, operation: "test", item: key.folder, message: "bad") }
             ran.withLock { $0.append(key) }
+            changes.notify()
         }
     }
 
     func key(_ folder: String, _ k: Int = 0) -> JobKey { JobKey(folder: folder, artifact: .segment(rendition: 0, index: k)) }
-
-    func eventually(_ condition: () -> Bool) async throws {
-        for _ in 0..<12_000 {
-            if condition() { return }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        Issue.record("condition not met in 60 s")
-    }
 
     @Test func twoWaitersShareOneRun() async throws {
         let recorder = Recorder(blocks: true)
@@ -47,8 +58,8 @@ import Testing
         defer { pool.shutdown() }
         async let a: Void = pool.wait(key("a"))
         async let b: Void = pool.wait(key("a"))
-        try await eventually { recorder.started.get().count == 1 }
-        recorder.gate.signal()
+        #expect(await recorder.changes.wait(timeout: 60) { recorder.started.get().count == 1 })
+        recorder.release()
         _ = try await (a, b)
         #expect(recorder.ran.get() == [key("a")])
     }
@@ -58,14 +69,16 @@ import Testing
         let pool = WorkPool(workers: 2, perform: recorder.perform)
         defer { pool.shutdown() }
         pool.want(viewer: 1, [key("old1"): 90, key("old2"): 80])
-        try await eventually { pool.state(of: key("old1")) == .working }
+        let old1 = key("old1"), new = key("new")
+        #expect(await pool.changes.wait(timeout: 60) { pool.state(of: old1) == .working })
         #expect(pool.state(of: key("old2")) == .queued)
         // The viewer flicks on: the running job is cancelled, the queued one dropped, the new one runs.
         pool.want(viewer: 1, [key("new"): 90])
-        try await eventually { pool.state(of: key("old1")) == nil && recorder.started.get().contains(key("new")) }
+        #expect(await recorder.changes.wait(timeout: 60) { recorder.started.get().contains(new) })
+        #expect(await pool.changes.wait(timeout: 60) { pool.state(of: old1) == nil })
         #expect(pool.state(of: key("old2")) == nil)
-        recorder.gate.signal()
-        try await eventually { recorder.ran.get() == [key("new")] }
+        recorder.release()
+        #expect(await recorder.changes.wait(timeout: 60) { recorder.ran.get() == [new] })
         #expect(!recorder.started.get().contains(key("old2")))
     }
 
@@ -74,10 +87,11 @@ import Testing
         let pool = WorkPool(workers: 1, perform: recorder.perform)
         defer { pool.shutdown() }
         let waiter = Task { try await pool.wait(key("slow")) }
-        try await eventually { pool.state(of: key("slow")) == .working }
+        let slow = key("slow")
+        #expect(await pool.changes.wait(timeout: 60) { pool.state(of: slow) == .working })
         waiter.cancel()
         await #expect(throws: (any Error).self) { try await waiter.value }
-        try await eventually { pool.state(of: key("slow")) == nil }
+        #expect(await pool.changes.wait(timeout: 60) { pool.state(of: slow) == nil })
         #expect(recorder.ran.get().isEmpty)
     }
 
@@ -121,14 +135,14 @@ import Testing
         defer { pool.shutdown() }
         let a = JobKey(folder: "a", artifact: .manifest), b = JobKey(folder: "b", artifact: .manifest)
         async let first: Void = pool.wait(a)
-        try await eventually { recorder.started.get() == [a] }
+        #expect(await recorder.changes.wait(timeout: 60) { recorder.started.get() == [a] })
         pool.focus(viewer: 1, on: "b")
         async let second: Void = pool.wait(b)
-        try await eventually { pool.queueDepth == 1 }
+        #expect(await pool.changes.wait(timeout: 60) { pool.queueDepth == 1 })
         async let third: Void = pool.wait(key("c"))
-        try await eventually { recorder.started.get().count == 2 }
+        #expect(await recorder.changes.wait(timeout: 60) { recorder.started.get().count == 2 })
         #expect(recorder.started.get() == [a, key("c")])
-        for _ in 0..<3 { recorder.gate.signal() }
+        recorder.release(3)
         _ = try await (first, second, third)
     }
 
@@ -140,9 +154,10 @@ import Testing
         let pool = WorkPool(workers: 1, perform: recorder.perform)
         defer { pool.shutdown() }
         let running = Task { try await pool.wait(key("gone", 0)) }
-        try await eventually { pool.state(of: key("gone", 0)) == .working }
-        let queued = Task { try await pool.wait(key("gone", 1)) }
-        try await eventually { pool.waiterCount(key("gone", 1)) == 1 }
+        let gone0 = key("gone", 0), gone1 = key("gone", 1)
+        #expect(await pool.changes.wait(timeout: 60) { pool.state(of: gone0) == .working })
+        let queued = Task { try await pool.wait(gone1) }
+        #expect(await pool.changes.wait(timeout: 60) { pool.waiterCount(gone1) == 1 })
         pool.withdraw(folder: "gone", error: Gone())
         await #expect(throws: Gone.self) { try await queued.value }
         await #expect(throws: Gone.self) { try await running.value }
@@ -177,7 +192,7 @@ import Testing
             }
             #expect(ended, "attempt \(attempt): the waiter was never answered")
             if !ended { break }
-            #expect(await waitForAsync(seconds: 20) { pool.runningCount == 0 }, "attempt \(attempt)")
+            #expect(await pool.changes.wait(timeout: 20) { pool.runningCount == 0 }, "attempt \(attempt)")
         }
     }
 

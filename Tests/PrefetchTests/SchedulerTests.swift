@@ -122,11 +122,10 @@ import EngineSupport
         #expect(s.counters.admissionsPaused >= 1)
         // Playback goes on frame by frame: each frame taken makes room for the next.
         for number in 1...5 {
-            let deadline = Date().addingTimeInterval(10)
             var frame: MockFrame?
-            while frame == nil, Date() < deadline {
+            _ = s.changes.wait(timeout: 10) {
                 frame = s.takeBufferedFrame(5)
-                if frame == nil { Thread.sleep(forTimeInterval: 0.001) }
+                return frame != nil
             }
             #expect(frame?.number == number)
         }
@@ -185,15 +184,15 @@ import EngineSupport
     }
 
     /// Plays `count` frames of item `index` after its first, as FeedPlayer's playback does: takes each buffered frame
-    /// as it arrives. Returns their numbers (nil entries if none came within 10 s).
+    /// as the scheduler's event buffers it. Returns their numbers (nil entries for any that did not come within 10 s).
     func play(_ s: PrefetchScheduler<MockPreparer>, _ index: Int, count: Int) -> [Int?] {
-        let deadline = Date().addingTimeInterval(10)
-        return (0..<count).map { _ in
-            while Date() < deadline {
-                if let frame = s.takeBufferedFrame(index) { return frame.number }
-                Thread.sleep(forTimeInterval: 0.0005)
+        (0..<count).map { _ in
+            var number: Int?
+            _ = s.changes.wait(timeout: 10) {
+                number = s.takeBufferedFrame(index)?.number
+                return number != nil
             }
-            return nil
+            return number
         }
     }
 
@@ -210,8 +209,7 @@ import EngineSupport
                 position += 1
                 _ = s.swipe(to: position, history: [], now: Double(step))
             }
-            let deadline = Date().addingTimeInterval(10)
-            while s.published(position).first == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+            _ = s.changes.wait(timeout: 10) { s.published(position).first != nil }
             #expect(s.published(position).first?.number == 0, "item \(position) shows its first frame")
             let numbers = play(s, position, count: 40)
             #expect(numbers == (1...40).map { $0 }, "budget \(budget), item \(position): \(numbers)")
