@@ -66,30 +66,31 @@ extension Pipeline {
                                        maxBitrate: Int(Double(size.width * size.height) * settings.maxBitsPerPixel),
                                        globalHeader: true, item: item)
         encoder.isCancelled = { [file] in file.isCancelled }
-        let path = folder.appendingPathComponent(ItemFile.preview.path).path
-        let temp = temporary(for: path)
-        let writer = try MediaWriter(.file(temp, format: "mp4", options: ["movflags": "+faststart"]), item: item)
-        let stream = try writer.addStream(from: encoder.context)
-        try writer.begin()
-        previewFiles.append((temp, path))
         let webpSize = graph.size(of: webpSink)
         let webpTimeBase = graph.timeBase(of: webpSink)
         let webp = try WebPEncoder(width: webpSize.width, height: webpSize.height, timeBase: webpTimeBase,
                                    quality: preview.webpQuality, item: item)
-        let webpPath = folder.appendingPathComponent(ItemFile.previewWebP.path).path
-        let webpTemp = temporary(for: webpPath)
-        let webpWriter = try MediaWriter(.file(webpTemp, format: "webp", options: ["loop": "0"]), item: item)
-        let webpStream = try webpWriter.addStream(from: webp.context)
-        try webpWriter.begin()
-        previewFiles.append((webpTemp, webpPath))
         return [
             Output(kind: .preview, encoder: .video(encoder),
-                   file: .init(writer: writer, videoStream: stream, audioStream: nil, finishedByOutput: true),
+                   file: try openPreviewFile(folder.appendingPathComponent(ItemFile.preview.path).path, format: "mp4",
+                                             options: ["movflags": "+faststart"], encoder: encoder.context),
                    grid: nil, timeBase: graph.timeBase(of: mp4Sink), name: "preview"),
             Output(kind: .preview, encoder: .webp(webp),
-                   file: .init(writer: webpWriter, videoStream: webpStream, audioStream: nil, finishedByOutput: true),
+                   file: try openPreviewFile(folder.appendingPathComponent(ItemFile.previewWebP.path).path,
+                                             format: "webp", options: ["loop": "0"], encoder: webp.context),
                    grid: nil, timeBase: webpTimeBase, name: "preview-webp"),
         ]
+    }
+
+    /// A preview's file at `path`, written under a temporary name (renamed by ``runPreviews()``) with one video stream.
+    func openPreviewFile(_ path: String, format: String, options: [String: String],
+                         encoder: UnsafeMutablePointer<AVCodecContext>) throws -> Output.WholeFile {
+        let temp = temporary(for: path)
+        let writer = try MediaWriter(.file(temp, format: format, options: options), item: item)
+        let stream = try writer.addStream(from: encoder)
+        try writer.begin()
+        previewFiles.append((temp, path))
+        return Output.WholeFile(writer: writer, videoStream: stream, audioStream: nil, finishedByOutput: true)
     }
 
     /// What a segment after the first adds to its packets' timestamps (video, in `videoTimeBase`; audio, in the
