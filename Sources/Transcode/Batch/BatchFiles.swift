@@ -5,11 +5,9 @@ import Media
 /// What a batch run gathers across its segments: each rendition's fast-start MP4 (every segment's packets, muxed in
 /// a row), its segment files, and what the report says of it.
 final class BatchFiles {
-    /// A rendition's MP4 being written under its temporary name.
+    /// A rendition's MP4 being written under its temporary name: the whole file every segment's outputs write into.
     struct MP4 {
-        let writer: MediaWriter
-        let videoStream: Int
-        let audioStream: Int?
+        let file: Output.WholeFile
         let path: String
         let temporary: String
     }
@@ -57,8 +55,10 @@ final class BatchFiles {
         let path = folder.appendingPathComponent(ItemFile.mp4(rendition: name).path).path
         let temporary = AtomicFile.temporaryPath(for: path)
         let writer = try MediaWriter(.file(temporary, format: "mp4", options: ["movflags": "+faststart"]), item: path)
-        let open = MP4(writer: writer, videoStream: try writer.addStream(from: video),
-                       audioStream: try audio.map { try writer.addStream(from: $0) }, path: path, temporary: temporary)
+        let open = MP4(file: Output.WholeFile(writer: writer, videoStream: try writer.addStream(from: video),
+                                              audioStream: try audio.map { try writer.addStream(from: $0) },
+                                              finishedByOutput: false),
+                       path: path, temporary: temporary)
         mp4s[name] = open
         try writer.begin()
         return open
@@ -103,7 +103,7 @@ final class BatchFiles {
     /// Writes each MP4's index (at the front) and renames it into place.
     func finishMP4s() throws {
         for (name, mp4) in mp4s.sorted(by: { $0.key < $1.key }) where !finishedMP4s.contains(name) {
-            _ = try mp4.writer.finish()
+            _ = try mp4.file.writer.finish()
             guard rename(mp4.temporary, mp4.path) == 0 else {
                 throw MediaError(.io, operation: "write", item: mp4.path, message: String(cString: strerror(errno)))
             }

@@ -34,10 +34,8 @@ extension Pipeline {
         // A batch's MP4 of this rendition, which every segment's packets go into (opened by the first segment,
         // finished by the batch).
         let mp4 = try pass.batch?.mp4(of: rung.name, video: encoder.context, audio: audioEncoder?.context)
-        let output = Output(kind: .rendition(rung), encoder: .video(encoder),
-                            file: mp4.map { .init(writer: $0.writer, videoStream: $0.videoStream,
-                                                  audioStream: $0.audioStream, finishedByOutput: false) },
-                            grid: plan.grid, timeBase: timeBase, name: rung.name)
+        let output = Output(kind: .rendition(rung), encoder: .video(encoder), file: mp4?.file, grid: plan.grid,
+                            timeBase: timeBase, name: rung.name)
         if window.index > 0 {
             output.fragmentShift = fragmentShift(videoTimeBase: timeBase,
                                                  firstPicture: memory.firstPictureTime[rung.name])
