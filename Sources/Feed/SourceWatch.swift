@@ -24,13 +24,13 @@ public final class SourceWatch: Sendable {
     let kind: Kind
     /// Seconds between periodic checks.
     public let refresh: Double
-    private let signal: ChangeSignal
+    private let signal: WatchWake
     /// The last version seen of a URL's first page, or a file's (size, times).
     private let lastVersion = Locked<AnyHashableSendable?>(nil)
     /// The last error of a periodic check (a URL that did not answer), until one succeeds.
     private let error = Locked<String?>(nil)
 
-    private init(kind: Kind, refresh: Double, signal: ChangeSignal) {
+    private init(kind: Kind, refresh: Double, signal: WatchWake) {
         self.kind = kind
         self.refresh = max(0.05, refresh)
         self.signal = signal
@@ -43,7 +43,7 @@ public final class SourceWatch: Sendable {
 
     /// ``folder(_:refresh:)``, without inotify when `inotify` is false (rescans only: the network file system case).
     static func folder(_ loader: DirectoryFeedLoader, refresh: Double, inotify: Bool) -> SourceWatch {
-        let signal = ChangeSignal()
+        let signal = WatchWake()
         let watcher = FolderWatcher(root: loader.root.path, settling: loader.settling, inotify: inotify) {
             signal.fire()
         }
@@ -52,12 +52,12 @@ public final class SourceWatch: Sendable {
 
     /// Watches the listing at `remote`'s URL by asking for its first page every `refresh` seconds.
     public static func url(_ remote: RemoteFeedLoader, refresh: Double) -> SourceWatch {
-        SourceWatch(kind: .url(remote), refresh: refresh, signal: ChangeSignal())
+        SourceWatch(kind: .url(remote), refresh: refresh, signal: WatchWake())
     }
 
     /// Watches a listing file by its size and times every `refresh` seconds.
     public static func file(_ url: URL, refresh: Double) -> SourceWatch {
-        let watch = SourceWatch(kind: .file(url.path), refresh: refresh, signal: ChangeSignal())
+        let watch = SourceWatch(kind: .file(url.path), refresh: refresh, signal: WatchWake())
         watch.lastVersion.set(Self.fileVersion(url.path))
         return watch
     }
@@ -160,7 +160,7 @@ struct AnyHashableSendable: Hashable, Sendable {
 
 /// A wake-up for one waiter at a time: fired (an event), timed out, or stopped for good. A fire with nobody waiting
 /// is kept for the next wait.
-final class ChangeSignal: Sendable {
+final class WatchWake: Sendable {
     enum Wake: Sendable { case fired, timedOut, stopped }
 
     private struct State {

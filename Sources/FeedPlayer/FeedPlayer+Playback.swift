@@ -9,8 +9,13 @@ extension FeedPlayer {
     /// The player's lock is not held while the frame is taken from the scheduler (which waits for its control
     /// queue): a swipe never waits behind playback. A frame taken for an item the viewer swiped away from meanwhile
     /// is let go, and nil returned.
-    public func nextPlaybackFrame() -> PlayerFrame? {
+    public func nextPlaybackFrame() -> PlayerFrame? { nextPlaybackFrame(of: nil) }
+
+    /// ``nextPlaybackFrame()`` for the item shown at move `expected` (the player's `generation`) only: nil once the
+    /// viewer moved on, so that a playback session never takes the next item's frames.
+    func nextPlaybackFrame(of expected: Int?) -> PlayerFrame? {
         let (index, shownFirst, seen) = state.withLock { (current, playheadShownFirst, generation) }
+        if let expected, seen != expected { return nil }
         if !shownFirst {
             guard let first = scheduler.published(index).first else { return nil }
             return state.withLock {
@@ -71,10 +76,11 @@ extension FeedPlayer {
             }
         }
         while !session.isStopped, state.withLock({ self.generation }) == generation {
-            var next = nextPlaybackFrame()
+            var next = nextPlaybackFrame(of: generation)
             if next == nil {
                 let t = now()
-                if stalledSince == nil && t >= origin + elapsed / speed {
+                let due = origin + elapsed / speed
+                if stalledSince == nil && t >= due {
                     stalledSince = t
                     session.stallBegan()
                     state.withLock {
@@ -83,10 +89,11 @@ extension FeedPlayer {
                     }
                 }
                 // Woken by the scheduler's event that decodes it (or a swipe's), in short slices so that a stop ends
-                // playback at once.
-                _ = scheduler.changes.wait(timeout: 0.005) {
-                    guard !session.isStopped, state.withLock({ self.generation }) == generation else { return true }
-                    next = nextPlaybackFrame()
+                // playback at once, and a frame not due yet is counted as a stall as soon as it falls due.
+                let slice = stalledSince == nil ? min(0.005, max(0.0005, due - t)) : 0.005
+                _ = scheduler.changes.wait(timeout: slice) {
+                    if session.isStopped { return true }
+                    next = nextPlaybackFrame(of: generation)
                     return next != nil
                 }
             }

@@ -285,13 +285,11 @@ public final class FeedPlayer: @unchecked Sendable {
     /// Blocks until no page load is in flight, or `timeout` passes; returns whether none is.
     @discardableResult
     public func waitForPage(timeout: Double) -> Bool {
-        let deadline = now() + timeout
-        while state.withLock({ pageLoad != nil }) {
-            if now() >= deadline { return false }
-            Thread.sleep(forTimeInterval: 0.005)
-        }
-        return true
+        pageChanges.wait(timeout: timeout) { state.withLock { pageLoad == nil } }
     }
+
+    /// Notified when a page load ends, for ``waitForPage(timeout:)``.
+    private let pageChanges = ChangeSignal()
 
     // MARK: - On `state`
 
@@ -352,6 +350,7 @@ public final class FeedPlayer: @unchecked Sendable {
 
     private func pageLoaded(_ result: Result<(items: [FeedItem], complete: Bool), any Error>) {
         pageLoad = nil
+        defer { pageChanges.notify() }
         switch result {
         case .success(let page):
             pageFailures = 0

@@ -189,8 +189,13 @@ extension ServeEngine {
             let initsCached = ladder.allSatisfy {
                 cache.contains(ItemFile.initialization(rendition: plan.renditions[$0].name).key(in: folder))
             }
-            let all = try transcoder.segments(k, renditions: ladder,
+            let all: [TranscodedSegment]
+            do {
+                all = try transcoder.segments(k, renditions: ladder,
                                               origin: initsCached ? knownManifest(folder)?.origin : nil)
+            } catch let error as MediaError where error.isPastEnd {
+                throw Self.pastEnd(item: key.folder, index: k, plan: plan)
+            }
             for (r, segment) in zip(ladder, all) {
                 let name = plan.renditions[r].name
                 if !segment.initialization.isEmpty {

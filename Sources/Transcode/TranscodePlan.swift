@@ -47,7 +47,8 @@ public struct TranscodePlan: Sendable, Equatable, Codable {
     /// Whether the renditions carry an audio track (the source has audio and is no still picture).
     public var hasAudio: Bool
     /// Whether the source is a still picture (photo, cover art): its video lasts ``TranscodeSettings/stillSeconds``.
-    /// A one-frame GIF or video is found to be one only while decoding, and then made as one.
+    /// Judged from the header (an attached picture, an image codec with at most one frame); a stream whose header
+    /// does not say so but that holds one picture is made as a video of that one frame.
     public var isStill: Bool
     /// Duration of the renditions in seconds: where the source's video ends (its last picture's end, from
     /// ``VideoEnd``), or the still duration. Only when the end could not be read within its bound is it the header's

@@ -99,9 +99,9 @@ public final class Transcoder {
     /// Otherwise (no origin, one without a rendition asked for, a still), each rendition's segment takes two passes
     /// of its own: the item's first frames, for its initialisation segment and what a later segment is fitted and
     /// timed by, then the segment's span.
-    /// - Throws: ``MediaError``: `invalidArgument` for a rendition or segment that does not exist (a segment past
-    ///   the plan's last, or one whose span holds no picture, ``MediaError/isPastEnd``); the file's decode errors,
-    ///   `invalidData` when no frame decodes, `cancelled`, `timedOut`.
+    /// - Throws: ``MediaError``: `invalidArgument` for a rendition that does not exist or a segment past the plan's
+    ///   last, `invalidData` for a segment whose span holds no picture (both past the end: ``MediaError/isPastEnd``);
+    ///   the file's decode errors, `invalidData` when no frame decodes, `cancelled`, `timedOut`.
     public func segments(_ index: Int, renditions: [Int]? = nil, origin: TranscodeOrigin? = nil) throws
         -> [TranscodedSegment] {
         let rungs = renditions ?? Array(plan.renditions.indices)

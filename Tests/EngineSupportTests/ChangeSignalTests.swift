@@ -67,3 +67,28 @@ import Testing
         #expect(taken.get().sorted() == Array(0..<8))
     }
 }
+
+extension ChangeSignalTests {
+    @Test("the bound holds while notifications keep coming: a condition that never holds returns false while they still come")
+    func theBoundHoldsUnderNotifications() {
+        let signal = ChangeSignal()
+        let stop = Locked(false)
+        let producerEnded = Locked(false)
+        // Notifies until told to stop, or gives up after 30 s.
+        let producer = Thread {
+            let end = DispatchTime.now().uptimeNanoseconds + 30_000_000_000
+            while !stop.get(), DispatchTime.now().uptimeNanoseconds < end { signal.notify() }
+            producerEnded.set(true)
+        }
+        producer.start()
+        let held = signal.wait(timeout: 0.2) {
+            // Each test overlaps some notifications, as a condition that waits for another queue does.
+            usleep(100)
+            return false
+        }
+        // The wait ended on its own bound while notifications still came (a wait held open by them would end only
+        // when the producer gave up).
+        #expect(!held && !producerEnded.get())
+        stop.set(true)
+    }
+}

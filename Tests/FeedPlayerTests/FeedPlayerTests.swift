@@ -170,8 +170,12 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
         player.start(at: 0)
         #expect(player.waitForFirstFrame(of: 0, timeout: 30).frame != nil)
         let seen = Locked<[Double]>([])
-        let session = player.play(speed: 8) { frame in seen.withLock { $0.append(frame.time) } }
-        #expect(waitFor { seen.withLock { $0.count } > 5 })
+        let shown = ChangeSignal()
+        let session = player.play(speed: 8) { frame in
+            seen.withLock { $0.append(frame.time) }
+            shown.notify()
+        }
+        #expect(shown.wait(timeout: 30) { seen.withLock { $0.count } > 5 })
         player.next()
         #expect(session.wait(timeout: 5))
         let times = seen.withLock { $0 }
@@ -184,14 +188,18 @@ func smallConfiguration(budget: Int = 64 * 1024 * 1024) -> FeedPlayerConfigurati
     func stalls() throws {
         let player = FeedPlayer(feed: fixtureFeed(count: 3), configuration: smallConfiguration())
         let stalled = Locked<[Int]>([])
+        let stalling = ChangeSignal()
         player.onEvent { event in
-            if case .stall(let index) = event { stalled.withLock { $0.append(index) } }
+            if case .stall(let index) = event {
+                stalled.withLock { $0.append(index) }
+                stalling.notify()
+            }
         }
         player.start(at: 0)
         #expect(player.waitForFirstFrame(of: 0, timeout: 30).frame != nil)
         // 500× real time: a frame falls due every 0.08 ms, far faster than any frame decodes.
         let session = player.play(speed: 500) { _ in }
-        #expect(waitFor { !stalled.withLock { $0 }.isEmpty })
+        #expect(stalling.wait(timeout: 30) { !stalled.withLock { $0 }.isEmpty })
         session.stop()
         #expect(session.wait(timeout: 5))
         #expect(player.metrics.stalls > 0)

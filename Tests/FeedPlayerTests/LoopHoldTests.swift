@@ -26,10 +26,7 @@ private struct ClipFailed: Error {
 /// never a threshold: a held loop hands frames over at once).
 private func pull(_ player: FeedPlayer, _ count: Int) -> [PlayerFrame] {
     var frames: [PlayerFrame] = []
-    let deadline = Date().addingTimeInterval(30)
-    while frames.count < count, Date() < deadline {
-        if let frame = player.nextPlaybackFrame() { frames.append(frame) } else { Thread.sleep(forTimeInterval: 0.001) }
-    }
+    while frames.count < count, let frame = player.nextPlaybackFrame(waitingUpTo: 30) { frames.append(frame) }
     return frames
 }
 

@@ -11,9 +11,12 @@ import Testing
     static let files = ["h264_portrait.mp4", "hevc.mp4", "vp9.webm", "av1.mp4", "rotate90.mp4", "vfr.mp4",
                         "h264_portrait.mp4", "mpeg4.avi", "hevc.mp4"].map(TestFixtures.media)
 
-    /// Waits without holding a thread of the concurrency pool, which the player's page loads need.
-    static func until(_ condition: () -> Bool) async throws -> Bool {
-        await waitForAsync(seconds: 30, every: 20, condition)
+    /// Waits for the page load in flight to end (``FeedPlayer/waitForPage(timeout:)``, woken by its end) on a thread of
+    /// its own: not on one of the concurrency pool's, which the player's page loads need.
+    static func pageLoaded(_ player: FeedPlayer) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: player.waitForPage(timeout: 30)) }.start()
+        }
     }
 
     static func player(_ server: PagedListingServer, wraps: Bool) async throws -> FeedPlayer {
@@ -38,7 +41,7 @@ import Testing
         player.start(at: 0)
         #expect(player.waitForFirstFrame(of: 0, timeout: 30).frame != nil)
         for step in 1...8 {
-            #expect(try await Self.until { player.waitForPage(timeout: 0) })
+            #expect(await Self.pageLoaded(player))
             #expect(player.settle(timeout: 30))
             // Every neighbour was prefetched, across the page boundaries too: each swipe is a hit.
             let frame = player.next().frame
@@ -46,7 +49,7 @@ import Testing
             #expect(frame?.index == step, "swipe to \(step) was not a hit")
             #expect(player.item(at: step)?.publicID == "paged/item_\(step)")
         }
-        #expect(try await Self.until { player.waitForPage(timeout: 0) })
+        #expect(await Self.pageLoaded(player))
         #expect(player.itemCount == 9 && player.isFeedComplete)
         #expect(grew.withLock { $0 } == ["6 false", "9 true"])
         // Each page was asked for once.
@@ -64,12 +67,14 @@ import Testing
         let server = try PagedListingServer(files: Array(Self.files.prefix(6)), perPage: 3, failingPage: 2, failures: 2)
         let player = try await Self.player(server, wraps: false)
         let seen = Locked<[String]>([])
+        let events = ChangeSignal()
         player.onEvent { event in
             switch event {
             case .pageFailed: seen.withLock { $0.append("failed") }
             case .feedGrew(let count, _): seen.withLock { $0.append("grew \(count)") }
             default: break
             }
+            events.notify()
         }
         player.start(at: 0)
         // The first page plays on while page 2 fails.
@@ -80,7 +85,7 @@ import Testing
         #expect(player.next().frame?.index == 2)
         // Page 2 fails twice (404), then arrives on the retries 1 s and 2 s later.
         // The count grows before the event reaches the handler (on another thread): wait for both.
-        #expect(try await Self.until { player.itemCount == 6 && seen.withLock { $0.last == "grew 6" } })
+        #expect(await events.wait(timeout: 30) { player.itemCount == 6 && seen.withLock { $0.last == "grew 6" } })
         #expect(seen.withLock { $0 } == ["failed", "failed", "grew 6"])
         #expect(try server.requests(forPage: 2) == 3)
         #expect(player.settle(timeout: 30))

@@ -31,6 +31,8 @@ final class MockPreparer: PrefetchPreparer {
     /// NSLock rather than `Synchronization.Mutex`: ThreadSanitizer on Linux does not see Mutex's futex and reports
     /// the accesses it protects as races.
     let log = Locked(Log())
+    /// Notified after each change to `log`, for a test that waits for one.
+    let changes = ChangeSignal()
 
     init(frameBytes: Int = 100, frameDuration: Double = 0.25, failing: Set<Int> = [], framesPerItem: Int = 1000,
          gated: Bool = false, frameDelay: Double = 0) {
@@ -56,6 +58,7 @@ final class MockPreparer: PrefetchPreparer {
             $0.running += 1
             $0.maxConcurrent = max($0.maxConcurrent, $0.running)
         }
+        changes.notify()
         defer {
             let cancelled = job.token.isCancelled
             log.withLock {
@@ -63,6 +66,7 @@ final class MockPreparer: PrefetchPreparer {
                 $0.finished.append(job.index)
                 if cancelled && !$0.sawCancel.contains(job.index) { $0.sawCancel.append(job.index) }
             }
+            changes.notify()
         }
         if let gate {
             while gate.wait(timeout: .now() + 0.01) == .timedOut {

@@ -59,7 +59,7 @@ import EngineSupport
         s.update(current: 5)
         // Events, not a delay: 5's job reaches the gate; then a barrier on the control queue (counters) has every
         // decision made so far behind it, and nothing can start until 5 has a first frame.
-        #expect(waitFor { preparer.log.withLock { $0.started } == [5] })
+        #expect(preparer.changes.wait(timeout: 30) { preparer.log.withLock { $0.started } == [5] })
         _ = s.counters
         #expect(starts.get() == [5])
         #expect(preparer.log.withLock { $0.started } == [5])
@@ -175,7 +175,7 @@ import EngineSupport
         #expect(s.waitUntilIdle(timeout: 10))
         var numbers: [Int] = []
         for _ in 0..<12 {
-            #expect(waitFor { (s.snapshot(0)?.bufferedFrames ?? 0) > 0 })
+            #expect(s.changes.wait(timeout: 30) { (s.snapshot(0)?.bufferedFrames ?? 0) > 0 })
             numbers.append(try #require(s.takeBufferedFrame(0)).number)
         }
         #expect(numbers == Array(1...12))
