@@ -489,11 +489,11 @@ struct ErrorLogging: RouterMiddleware {
 /// later close is seen too). No probe is written once the answer may have started: the watch's flag is cleared before
 /// the request's handler returns, and a probe reads it and writes in one event-loop task.
 ///
-/// Not Hummingbird's inbound-close cancellation (`RequestBody.consumeWithCancellationOnInboundClose`), which was tried
-/// in this place: a client that half-closed after its request got a 503 and no segment
-/// (`ServeAttackTests.aClientThatHalfClosesAfterItsRequestStillGetsTheSegment` failed), and every connection whose
-/// request waited for a job was closed after its answer (the next request on it got none), where a page's kept-alive
-/// connections carry one segment after another.
+/// Not Hummingbird's inbound-close cancellation (`RequestBody.consumeWithCancellationOnInboundClose`), measured in
+/// this place: a client that half-closes after its request gets a 503 and no segment
+/// (`ServeAttackTests.aClientThatHalfClosesAfterItsRequestStillGetsTheSegment` fails with it), and every connection
+/// whose request waits for a job is closed after its answer (the next request on it gets none), where a page's
+/// kept-alive connections carry one segment after another.
 enum HangUpWatch {
     /// Runs `body` in a task of its own, cancelled when the client hangs up (``start(_:probing:hungUp:)``) or the
     /// calling task is cancelled.
@@ -552,7 +552,7 @@ enum HangUpWatch {
                     return true
                 }.get()
                 if sent != true {
-                    // No guard to probe through (or the answer has started): a closed side is a hang-up, as before.
+                    // No guard to probe through (or the answer has started): a closed side is a hang-up.
                     hungUp()
                     return
                 }

@@ -163,7 +163,7 @@ extension PrefetchStateMachine {
     /// for the first frames other wanted items still lack (nothing is evicted for it); its bytes are then counted
     /// until the item's handle is released (the item moves beyond ``PrefetchRules/keepHandlesWithin``, leaves the
     /// wanted set, or its decoder position is forgotten) or not kept when the job returns. No: the job loops by
-    /// decoding, as before.
+    /// decoding the item again.
     public mutating func holdLoop(frames: Int, bytes: Int, to index: Int, lane: Int) -> Bool {
         beginEvent()
         guard rules.holdsLoop(frames: frames, bytes: bytes), let p = position(of: index, onLane: lane),

@@ -27,8 +27,8 @@ public enum Artifact: Hashable, Sendable, CustomStringConvertible {
     /// The order requests run in when several wait (lower first, then the order they were asked for): posters —
     /// what the viewer sees first, and the cheapest job (a tenth of a second against half a second to a second for a
     /// manifest or a first segment) — before everything else. With 20 viewers arriving together, a poster queued
-    /// behind other viewers' first segments waited 5–7 s. (Manifests before segments too was tried: the first
-    /// segments then waited behind every new item's manifest, and more requests took over 5 s.)
+    /// behind other viewers' first segments waits 5–7 s. Manifests keep the rank of segments: ranked before them,
+    /// the first segments would wait behind every new item's manifest, and more requests take over 5 s.
     public var requestRank: Int {
         switch self {
         case .poster: 0
