@@ -103,6 +103,25 @@ struct EntryReader {
         number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
     }
 
+    /// The item of an entry whose public ID and creation time were read: its source from `urlKey`, then the optional
+    /// fields Cloudinary's resources and the native manifest share — `duration`, `width`, `height`, `bytes`, `format`
+    /// (lower-cased), `updated_at` (ISO 8601), `etag` — checked in that order.
+    func item(publicID: String, createdAt: Date, urlKey: String, _ resolver: SourceResolver) throws(EntryProblem)
+        -> FeedItem {
+        FeedItem(
+            publicID: publicID,
+            createdAt: createdAt,
+            source: try requiredURL(urlKey, resolver),
+            duration: try optionalNumber("duration"),
+            width: try optionalCount("width").map { Int($0) },
+            height: try optionalCount("height").map { Int($0) },
+            bytes: try optionalCount("bytes"),
+            format: try optionalString("format")?.lowercased(),
+            updatedAt: try optionalDate("updated_at", parse: FeedDate.parseISO8601),
+            etag: try optionalString("etag")
+        )
+    }
+
     /// The URL in `key`, resolved by `resolver`.
     func requiredURL(_ key: String, _ resolver: SourceResolver) throws(EntryProblem) -> URL {
         let text = try requiredString(key)

@@ -29,17 +29,6 @@ extension FeedDocumentParser {
         let createdAt = try entry.requiredDate("created_at", parse: FeedDate.parseISO8601)
         let urlKey = entry.value("secure_url") != nil ? "secure_url" : "url"
         guard entry.value(urlKey) != nil else { throw EntryProblem(reason: "missing \"secure_url\"") }
-        return FeedItem(
-            publicID: publicID,
-            createdAt: createdAt,
-            source: try entry.requiredURL(urlKey, resolver),
-            duration: try entry.optionalNumber("duration"),
-            width: try entry.optionalCount("width").map { Int($0) },
-            height: try entry.optionalCount("height").map { Int($0) },
-            bytes: try entry.optionalCount("bytes"),
-            format: try entry.optionalString("format")?.lowercased(),
-            updatedAt: try entry.optionalDate("updated_at", parse: FeedDate.parseISO8601),
-            etag: try entry.optionalString("etag")
-        )
+        return try entry.item(publicID: publicID, createdAt: createdAt, urlKey: urlKey, resolver)
     }
 }

@@ -16,17 +16,8 @@ extension FeedDocumentParser {
     /// "etag"?}`.
     func manifestItem(_ value: JSONValue, _ resolver: SourceResolver) throws(EntryProblem) -> FeedItem {
         let entry = try EntryReader(value)
-        return FeedItem(
-            publicID: try entry.requiredString("public_id"),
-            createdAt: try entry.requiredDate("created_at", parse: FeedDate.parseISO8601),
-            source: try entry.requiredURL("url", resolver),
-            duration: try entry.optionalNumber("duration"),
-            width: try entry.optionalCount("width").map { Int($0) },
-            height: try entry.optionalCount("height").map { Int($0) },
-            bytes: try entry.optionalCount("bytes"),
-            format: try entry.optionalString("format")?.lowercased(),
-            updatedAt: try entry.optionalDate("updated_at", parse: FeedDate.parseISO8601),
-            etag: try entry.optionalString("etag")
-        )
+        return try entry.item(publicID: try entry.requiredString("public_id"),
+                              createdAt: try entry.requiredDate("created_at", parse: FeedDate.parseISO8601),
+                              urlKey: "url", resolver)
     }
 }

@@ -105,6 +105,16 @@ extension MediaFile {
         return twin
     }
 
+    /// The next packet, for reading where the video ends: nil for a read error, which ends the reading (what was read
+    /// stands); cancellation and time-outs are thrown.
+    private func readTolerating(into packet: UnsafeMutablePointer<AVPacket>) throws -> PacketRead? {
+        do {
+            return try readPacket(into: packet)
+        } catch let error as MediaError where error.kind != .cancelled && error.kind != .timedOut {
+            return nil
+        }
+    }
+
     /// Reads packets from where the demuxer is until the first keyframe of video stream `index` with a time, or
     /// until `bound` bytes of packets were read: that keyframe's presentation time in seconds from `origin`.
     private func readFirstKey(stream index: Int, bound: Int, origin: Double) throws -> (time: Double?, bytesRead: Int) {
@@ -114,13 +124,7 @@ extension MediaFile {
         guard seconds > 0, let packet = Packet() else { return (nil, 0) }
         var bytes = 0
         while bytes <= bound {
-            let step: PacketRead
-            do {
-                step = try readPacket(into: packet.raw)
-            } catch let error as MediaError where error.kind != .cancelled && error.kind != .timedOut {
-                break
-            }
-            if case .endOfFile = step { break }
+            guard let step = try readTolerating(into: packet.raw), case .packet = step else { break }
             let p = packet.raw.pointee
             bytes += Int(max(p.size, 0))
             defer { av_packet_unref(packet.raw) }
@@ -234,12 +238,7 @@ extension MediaFile {
         var bytes = 0
         var complete = false
         while bytes <= bound {
-            let step: PacketRead
-            do {
-                step = try readPacket(into: packet.raw)
-            } catch let error as MediaError where error.kind != .cancelled && error.kind != .timedOut {
-                break
-            }
+            guard let step = try readTolerating(into: packet.raw) else { break }
             if case .endOfFile = step {
                 complete = true
                 break
