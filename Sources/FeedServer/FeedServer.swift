@@ -345,7 +345,7 @@ public struct FeedServer: Sendable {
             }
         }
         // A native player reading an item's HLS has its next segments made ahead (the page has its WebSocket).
-        if file.hasSuffix(".m3u8") || file.hasSuffix(".m4s") { engine.readAhead(folder: folder, file: file) }
+        engine.readAhead(folder: folder, file: file)
         let response = HTTPRanges.response(for: request, file: opened, key: folder + "/" + file,
                                            mime: ContentType.of(file), head: head,
                                            backlog: connections.backlog(of: context.channel))

@@ -80,15 +80,15 @@ extension ServeEngine {
     /// WebSocket says where its viewer is (``ViewerHub``). The work is prefetch work on the shared pool, with the
     /// priority of a viewer's current item, dropped when the stream is forgotten.
     func readAhead(folder: String, file: String) {
-        guard let manifest = knownManifest(folder) else { return }
-        // A media playlist registers its stream and reads ahead from the start; a segment moves it on.
+        // A media playlist registers its stream and reads ahead from the start; a segment moves it on; any other file
+        // is no read of a stream.
         let from: Int, name: String, registering: Bool
         switch ItemFile(path: file) {
         case .mediaPlaylist(let rendition)?: (from, name, registering) = (0, rendition, true)
         case .segment(let rendition, let k)?: (from, name, registering) = (k + 1, rendition, false)
         default: return
         }
-        guard let r = manifest.rendition(named: name) else { return }
+        guard let manifest = knownManifest(folder), let r = manifest.rendition(named: name) else { return }
         let stream = name + "\u{0}" + folder
         let (viewer, forgotten) = readers.withLock { $0.viewer(for: stream, registering: registering) }
         if let forgotten { pool.want(viewer: forgotten, [:]) }
