@@ -32,7 +32,6 @@ final class BatchFiles {
     var finishedMP4s: Set<String> = []
     var records: [String: Record] = [:]
     var hasAudio = false
-    var still = false
     var deinterlaced = false
     var toneMapped = false
     var sourceFrames = 0
@@ -68,7 +67,6 @@ final class BatchFiles {
     /// notes what the report needs.
     func add(_ made: [TranscodedSegment], from pipeline: Pipeline) throws {
         hasAudio = pipeline.audioEncoder != nil
-        still = still || pipeline.still
         deinterlaced = deinterlaced || pipeline.deinterlaced
         toneMapped = toneMapped || pipeline.toneMapped
         sourceFrames += pipeline.windowFrames
@@ -167,7 +165,7 @@ final class BatchFiles {
         return TranscodeReport(renditions: made, masterPlaylist: master,
                                previewMP4: madePreviews ? ItemFile.preview.path : nil,
                                previewWebP: madePreviews ? ItemFile.previewWebP.path : nil, hasAudio: hasAudio,
-                               wasStill: still, deinterlaced: deinterlaced, toneMapped: toneMapped,
-                               sourceFrames: still ? 1 : sourceFrames)
+                               wasStill: plan.isStill, deinterlaced: deinterlaced, toneMapped: toneMapped,
+                               sourceFrames: plan.isStill ? 1 : sourceFrames)
     }
 }

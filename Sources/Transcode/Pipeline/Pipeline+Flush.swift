@@ -13,8 +13,8 @@ extension Pipeline {
             try filter(first.raw)
         }
         if graph == nil, let first = held {
-            // One picture in the whole stream: a still, shown for the still duration.
-            still = true
+            // A still (the plan's; a video's one frame is configured above): its picture shown for the still
+            // duration.
             try configure(first: first.raw, still: true)
             let count = max(1, Int((settings.stillSeconds * Double(settings.stillFrameRate)).rounded()))
             let total = min(count, Int((window.end * Double(settings.stillFrameRate)).rounded()))

@@ -41,8 +41,6 @@ final class Pipeline {
     var audioDone = false
     var finishedAudio = false
     var videoOrigin: Int64 = 0
-    /// Whether the stream turned out to be one picture (made into a still's video).
-    var still = false
     var deinterlaced = false
     var toneMapped = false
     /// Source frames inside the window.
