@@ -25,7 +25,6 @@
 #include <libavutil/dict.h>
 #include <libavutil/audio_fifo.h>
 #include <libavutil/channel_layout.h>
-#include <libavutil/cpu.h>
 #include <libavutil/mathematics.h>
 #include <libavfilter/avfilter.h>
 #include <libavfilter/buffersrc.h>
@@ -137,12 +136,6 @@ static inline void vf_set_interrupt_callback(AVFormatContext *ctx, int (*callbac
     ctx->interrupt_callback.callback = callback;
     ctx->interrupt_callback.opaque = opaque;
 }
-
-// MARK: - CPU
-
-/// Whether this CPU and OS run AVX-512 (F, CD, BW, DQ and VL, with the OS saving the ZMM state): FFmpeg's test,
-/// the same set x264 asks for before it uses its own AVX-512 code.
-static inline int vf_cpu_has_avx512(void) { return (av_get_cpu_flags() & AV_CPU_FLAG_AVX512) != 0; }
 
 // MARK: - Logging
 

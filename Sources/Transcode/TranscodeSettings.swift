@@ -84,7 +84,9 @@ public struct TranscodeSettings: Sendable, Hashable, Codable {
     /// 6: an HDR item's poster is tone-mapped by the renditions' own curve (``ToneMap``), no longer by a Swift one:
     /// `serve` keeps posters in these folders. A batch's renditions are the same bytes as under 5, but its folders
     /// are named anew, so a batch made by an older build is redone once.
-    public static let recipe = 6
+    /// 7: x264's canonical macroblock tree (`cpu-independent`, ``VideoEncoder/x264Parameters(instructionSets:)``)
+    /// on every CPU, in place of 3's AVX2 cap: every H.264 rendition's bytes change, and are then the same on any CPU.
+    public static let recipe = 7
 }
 
 /// libavfilter's `eq`: brightness −1…1 (0 unchanged), contrast −1000…1000 (1 unchanged), saturation 0…3

@@ -385,8 +385,8 @@ import Testing
         let source = TestFixtures.transcode(name)
         var settings = Self.single(av1: av1)
         settings.ladder = [Size(width: 720, height: 1280), Size(width: 360, height: 640)]
-        // On a CPU with AVX-512, x264's own AVX-512 code read memory it had not written: the bytes followed the
-        // heap's contents, so a server's segment could differ from the batch's (VideoEncoder.x264CPU).
+        // On a CPU with AVX-512, x264's AVX-512 macroblock tree read memory it had not written: the bytes followed the
+        // heap's contents, so a server's segment could differ from the batch's (VideoEncoder.x264Parameters).
         func make(perturbing byte: Int32) throws -> [[UInt8]] {
             Self.mallocPerturb(byte)
             defer { Self.mallocPerturb(0) }

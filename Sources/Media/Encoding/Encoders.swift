@@ -73,10 +73,12 @@ package final class VideoEncoder {
     ///     erratically (a 0.6 s 4K clip lost 0.005 SSIM to it at crf 40), and the AV1 rung spends about 40 % less
     ///     than the H.264 one's cap allows anyway.
     ///   - globalHeader: parameter sets in the codec's extradata (what MP4 wants), not in the stream.
+    ///   - x264InstructionSets: x264's `asm`, the vector code it may run (`"SSE2"`, `"0"` for plain C), to make here
+    ///     what another CPU would make; nil lets x264 detect this CPU's.
     /// - Throws: ``MediaError`` `unsupportedCodec` when this FFmpeg has no libx264 (libsvtav1), or the codec's refusal.
     package init(width: Int, height: Int, timeBase: AVRational, frameRate: AVRational, codec: VideoCodec = .h264,
          encoding: VideoEncoding, av1: AV1Encoding = AV1Encoding(), maxBitrate: Int?, globalHeader: Bool,
-         item: String) throws {
+         item: String, x264InstructionSets: String? = nil) throws {
         self.item = item
         self.codec = codec
         if codec == .av1 {
@@ -86,7 +88,8 @@ package final class VideoEncoder {
         }
         context = try Codec.open(avcodec_find_encoder_by_name("libx264"), name: "libx264", item: item, options: [
             "preset": encoding.preset, "profile": encoding.profile, "crf": String(encoding.crf), "forced-idr": "1",
-        ].merging(VideoEncoder.x264CPU) { ours, _ in ours }) { ctx in
+            "x264-params": VideoEncoder.x264Parameters(instructionSets: x264InstructionSets),
+        ]) { ctx in
             VideoEncoder.describePictures(ctx, width: width, height: height, timeBase: timeBase, frameRate: frameRate)
             ctx.pointee.thread_count = Int32(min(max(0, encoding.threads), 64))
             if let maxBitrate {
@@ -169,16 +172,18 @@ package final class VideoEncoder {
         }
     }
 
-    /// x264's instruction sets, where its own choice would make output that is not repeatable: on a CPU with
-    /// AVX-512, x264's AVX-512 code (Debian's 0.164.3095) makes bytes that depend on what uninitialised heap memory
-    /// held, so the same segment came out differently from one encoder to the next in one process: the first item
-    /// of a batch over four copies of one clip matched a segment made alone and the others did not (36 distinct
-    /// segments where 18 were expected; with glibc's `malloc.perturb`, 18, and other bytes for another perturb
-    /// value), and a server's on-demand segments differed from the batch's (33 of 120 files in a load test).
-    /// Capped at AVX2 (`asm=AVX2`, which every AVX-512 CPU has), the output is the same with any heap contents,
-    /// concurrency or perturb value, and is what x264's SSE4 code makes too; the speed is the same within the noise
-    /// (a 4-item batch: 24.0–25.9 s against 25.3 s). Elsewhere x264 detects the CPU itself.
-    package static let x264CPU: [String: String] = vf_cpu_has_avx512() != 0 ? ["x264-params": "asm=AVX2"] : [:]
+    /// x264's parameters beyond FFmpeg's options: `cpu-independent=1`, x264's canonical macroblock tree. x264 runs
+    /// the vector code of the CPU it finds, which is exact everywhere but in the macroblock tree's propagation, a
+    /// floating-point sum that each instruction set rounds its own way; Debian's x264 (0.164.3095) also reads memory
+    /// it has not written in its AVX-512 version, so on an AVX-512 CPU the bytes followed what the heap held (a
+    /// batch over four copies of one clip made 36 distinct segments where 18 were expected, and a server's
+    /// on-demand segments differed from the batch's). With `cpu-independent` that propagation is x264's plain C
+    /// and every other function keeps the CPU's vector code: the same bytes with AVX-512, AVX2, SSE2 or no vector
+    /// code at all, and with any heap contents (`X264CanonicalTests`), at about 3 % more x264 time than its own
+    /// choice, where holding x264 to AVX2 on this AVX-512 CPU cost 12–15 %.
+    package static func x264Parameters(instructionSets: String? = nil) -> String {
+        "cpu-independent=1" + (instructionSets.map { ":asm=\($0)" } ?? "")
+    }
 
     /// The MSE/RFC 6381 codec string from the encoder's extradata: `avc1.PPCCLL` from H.264's SPS,
     /// `av01.P.LLT.DD` from AV1's sequence header.
