@@ -261,7 +261,10 @@ struct RemoteFeedLoaderTests {
 
     @Test("a closed port is a transport error, not retried")
     func connectionRefused() async throws {
-        let port = try await withFeedServer { server in server.port }
+        // Held closed for the whole test: a port freed by a stopped server could be another test's server by now.
+        let closed = try ClosedPort()
+        defer { withExtendedLifetime(closed) {} }
+        let port = closed.port
         let loader = RemoteFeedLoader(
             url: URL(string: "http://127.0.0.1:\(port)/manifest.json")!, format: .manifest, retry: quickRetry)
         do {
