@@ -76,16 +76,17 @@ public struct TranscodeSettings: Sendable, Hashable, Codable {
     /// Bumped whenever the code makes other bytes from the same settings (a filter moved, a timing rule changed):
     /// a cache or a batch folder made by an older build is then out of date rather than mixed with new outputs.
     /// 2: tone mapping at each rendition's size, after its resize (was at the source's size, before the split).
-    /// 3: x264 held to its AVX2 code on a CPU with AVX-512 (``VideoEncoder/x264CPU``), whose AVX-512 code made bytes
-    /// that followed uninitialised memory; the same bytes as before on other CPUs.
+    /// 3: x264 held to its AVX2 code on a CPU with AVX-512 (`asm=AVX2`), whose AVX-512 code made bytes that followed
+    /// uninitialised memory; the same bytes as before on other CPUs.
     /// 4: the duration and the segment list from where the video really ends (``VideoEnd``), not from the header
     /// alone: a listing or manifest made by an older build may list segments past the end.
     /// 5: an untagged HD source is read as BT.709 (``UntaggedColour``), no longer converted from BT.601.
     /// 6: an HDR item's poster is tone-mapped by the renditions' own curve (``ToneMap``), no longer by a Swift one:
     /// `serve` keeps posters in these folders. A batch's renditions are the same bytes as under 5, but its folders
     /// are named anew, so a batch made by an older build is redone once.
-    /// 7: x264's canonical macroblock tree (`cpu-independent`, ``VideoEncoder/x264Parameters(instructionSets:)``)
-    /// on every CPU, in place of 3's AVX2 cap: every H.264 rendition's bytes change, and are then the same on any CPU.
+    /// 7: x264's one algorithm on every CPU (`cpu-independent`,
+    /// ``VideoEncoder/x264Parameters(instructionSets:canonical:)``) in place of 3's AVX2 cap: every H.264 rendition's
+    /// bytes change, and are then the same on any CPU.
     public static let recipe = 7
 }
 

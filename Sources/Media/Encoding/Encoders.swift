@@ -43,9 +43,9 @@ public enum VideoCodec: String, Sendable, Hashable, Codable, CaseIterable {
 /// How an AV1 rendition is encoded: SVT-AV1 through FFmpeg's `libsvtav1`, with its option names and meanings.
 public struct AV1Encoding: Sendable, Hashable, Codable {
     /// SVT-AV1's constant rate factor (`-crf`): 0–63, lower is better. 42 with preset 8 makes the real clips of
-    /// docs/benchmarks.md 40.7 % smaller than x264's crf 23 rungs at the same mean SSIM (−0.0001).
+    /// docs/benchmarks.md 42.1 % smaller than x264's crf 23 rungs at about the same mean SSIM (+0.0002).
     public var crf: Int = 42
-    /// SVT-AV1's preset (`-preset`): 0 (slowest) … 13 (fastest). 8 costs about 2.7× x264 veryfast's CPU; 10 costs
+    /// SVT-AV1's preset (`-preset`): 0 (slowest) … 13 (fastest). 8 costs about 2.9× x264 veryfast's CPU; 10 costs
     /// 1.6× but saves less at the same SSIM (13–43 % against 25–57 % per clip).
     public var preset: Int = 8
 
@@ -75,10 +75,12 @@ package final class VideoEncoder {
     ///   - globalHeader: parameter sets in the codec's extradata (what MP4 wants), not in the stream.
     ///   - x264InstructionSets: x264's `asm`, the vector code it may run (`"SSE2"`, `"0"` for plain C), to make here
     ///     what another CPU would make; nil lets x264 detect this CPU's.
+    ///   - x264Canonical: x264's `cpu-independent` (``x264Parameters(instructionSets:canonical:)``); false only in
+    ///     tests, to show what it changes.
     /// - Throws: ``MediaError`` `unsupportedCodec` when this FFmpeg has no libx264 (libsvtav1), or the codec's refusal.
     package init(width: Int, height: Int, timeBase: AVRational, frameRate: AVRational, codec: VideoCodec = .h264,
          encoding: VideoEncoding, av1: AV1Encoding = AV1Encoding(), maxBitrate: Int?, globalHeader: Bool,
-         item: String, x264InstructionSets: String? = nil) throws {
+         item: String, x264InstructionSets: String? = nil, x264Canonical: Bool = true) throws {
         self.item = item
         self.codec = codec
         if codec == .av1 {
@@ -88,7 +90,7 @@ package final class VideoEncoder {
         }
         context = try Codec.open(avcodec_find_encoder_by_name("libx264"), name: "libx264", item: item, options: [
             "preset": encoding.preset, "profile": encoding.profile, "crf": String(encoding.crf), "forced-idr": "1",
-            "x264-params": VideoEncoder.x264Parameters(instructionSets: x264InstructionSets),
+            "x264-params": VideoEncoder.x264Parameters(instructionSets: x264InstructionSets, canonical: x264Canonical),
         ]) { ctx in
             VideoEncoder.describePictures(ctx, width: width, height: height, timeBase: timeBase, frameRate: frameRate)
             ctx.pointee.thread_count = Int32(min(max(0, encoding.threads), 64))
@@ -172,17 +174,18 @@ package final class VideoEncoder {
         }
     }
 
-    /// x264's parameters beyond FFmpeg's options: `cpu-independent=1`, x264's canonical macroblock tree. x264 runs
-    /// the vector code of the CPU it finds, which is exact everywhere but in the macroblock tree's propagation, a
-    /// floating-point sum that each instruction set rounds its own way; Debian's x264 (0.164.3095) also reads memory
-    /// it has not written in its AVX-512 version, so on an AVX-512 CPU the bytes followed what the heap held (a
-    /// batch over four copies of one clip made 36 distinct segments where 18 were expected, and a server's
-    /// on-demand segments differed from the batch's). With `cpu-independent` that propagation is x264's plain C
-    /// and every other function keeps the CPU's vector code: the same bytes with AVX-512, AVX2, SSE2 or no vector
+    /// x264's parameters beyond FFmpeg's options: `cpu-independent=1` (with `canonical`), x264's one algorithm on
+    /// every CPU. x264 runs the vector code of the CPU it finds, which gives the same results as its C code but in
+    /// two places: the macroblock tree's propagation, a floating-point sum that each instruction set rounds its own
+    /// way, and the shortcuts of its intra mode search that exist in assembly only. Debian's x264 (0.164.3095) also
+    /// reads memory it has not written in its AVX-512 propagation, so on an AVX-512 CPU the bytes followed what the
+    /// heap held (a batch over four copies of one clip made 36 distinct segments where 18 were expected, and a
+    /// server's on-demand segments differed from the batch's). `cpu-independent` takes x264's C code for those two
+    /// and keeps the CPU's vector code for everything else: the same bytes with AVX-512, AVX2, SSE2 or no vector
     /// code at all, and with any heap contents (`X264CanonicalTests`), at about 3 % more x264 time than its own
     /// choice, where holding x264 to AVX2 on this AVX-512 CPU cost 12–15 %.
-    package static func x264Parameters(instructionSets: String? = nil) -> String {
-        "cpu-independent=1" + (instructionSets.map { ":asm=\($0)" } ?? "")
+    package static func x264Parameters(instructionSets: String? = nil, canonical: Bool = true) -> String {
+        ["cpu-independent=\(canonical ? 1 : 0)", instructionSets.map { "asm=\($0)" }].compactMap { $0 }.joined(separator: ":")
     }
 
     /// The MSE/RFC 6381 codec string from the encoder's extradata: `avc1.PPCCLL` from H.264's SPS,
