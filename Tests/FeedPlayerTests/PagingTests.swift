@@ -84,8 +84,10 @@ import Testing
         #expect(player.settle(timeout: 30))
         #expect(player.next().frame?.index == 2)
         // Page 2 fails twice (404), then arrives on the retries 1 s and 2 s later.
-        // The count grows before the event reaches the handler (on another thread): wait for both.
-        #expect(await events.wait(timeout: 30) { player.itemCount == 6 && seen.withLock { $0.last == "grew 6" } })
+        // The count grows before the event reaches the handler (on another thread): wait for both. The page load is
+        // a Task: in the whole suite on 2 cores, sync tests can hold the cooperative threads for a minute, so the
+        // bound is for a hang, not for a slow start.
+        #expect(await events.wait(timeout: 600) { player.itemCount == 6 && seen.withLock { $0.last == "grew 6" } })
         #expect(seen.withLock { $0 } == ["failed", "failed", "grew 6"])
         #expect(try server.requests(forPage: 2) == 3)
         #expect(player.settle(timeout: 30))

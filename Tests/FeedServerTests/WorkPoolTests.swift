@@ -11,6 +11,13 @@ import Testing
 /// withdrawals with the error given, held requests are let go by the driver's timer. The rules themselves are
 /// ServeSchedulerTests' (pure, virtual clock). Also the disk cache's LRU and atomic writes.
 @Suite struct WorkPoolTests {
+    /// How long a wait may take before the test calls it a hang. Generous because it is wall time, and what these
+    /// tests wait for can depend on their own async tasks running: in the whole suite on 2 cores, sync transcode tests
+    /// held both of Swift's cooperative threads for about 70 s (the fresh-clone CI run of 37eb08d), so a request made
+    /// by an `async let` was not yet made when a 60 s bound ran out, and a stand-in job blocked for 60 s gave up and
+    /// let the queued one start.
+    static let bound: Double = 600
+
     /// A perform that records what ran and blocks each job until released (or cancelled). Its own changes (a job
     /// started, ran, released) are signalled on `changes`, which the tests wait on; the pool's on `pool.changes`.
     final class Recorder: Sendable {
@@ -33,7 +40,7 @@ import Testing
             changes.notify()
             if blocks {
                 token.onCancel { [changes] in changes.notify() }
-                let released = changes.wait(timeout: 60) {
+                let released = changes.wait(timeout: WorkPoolTests.bound) {
                     token.isCancelled || releases.withLock { r in
                         guard r > 0 else { return false }
                         r -= 1
@@ -58,7 +65,7 @@ import Testing
         defer { pool.shutdown() }
         async let a: Void = pool.wait(key("a"))
         async let b: Void = pool.wait(key("a"))
-        #expect(await recorder.changes.wait(timeout: 60) { recorder.started.get().count == 1 })
+        #expect(await recorder.changes.wait(timeout: Self.bound) { recorder.started.get().count == 1 })
         recorder.release()
         _ = try await (a, b)
         #expect(recorder.ran.get() == [key("a")])
@@ -70,15 +77,15 @@ import Testing
         defer { pool.shutdown() }
         pool.want(viewer: 1, [key("old1"): 90, key("old2"): 80])
         let old1 = key("old1"), new = key("new")
-        #expect(await pool.changes.wait(timeout: 60) { pool.state(of: old1) == .working })
+        #expect(await pool.changes.wait(timeout: Self.bound) { pool.state(of: old1) == .working })
         #expect(pool.state(of: key("old2")) == .queued)
         // The viewer flicks on: the running job is cancelled, the queued one dropped, the new one runs.
         pool.want(viewer: 1, [key("new"): 90])
-        #expect(await recorder.changes.wait(timeout: 60) { recorder.started.get().contains(new) })
-        #expect(await pool.changes.wait(timeout: 60) { pool.state(of: old1) == nil })
+        #expect(await recorder.changes.wait(timeout: Self.bound) { recorder.started.get().contains(new) })
+        #expect(await pool.changes.wait(timeout: Self.bound) { pool.state(of: old1) == nil })
         #expect(pool.state(of: key("old2")) == nil)
         recorder.release()
-        #expect(await recorder.changes.wait(timeout: 60) { recorder.ran.get() == [new] })
+        #expect(await recorder.changes.wait(timeout: Self.bound) { recorder.ran.get() == [new] })
         #expect(!recorder.started.get().contains(key("old2")))
     }
 
@@ -88,10 +95,10 @@ import Testing
         defer { pool.shutdown() }
         let waiter = Task { try await pool.wait(key("slow")) }
         let slow = key("slow")
-        #expect(await pool.changes.wait(timeout: 60) { pool.state(of: slow) == .working })
+        #expect(await pool.changes.wait(timeout: Self.bound) { pool.state(of: slow) == .working })
         waiter.cancel()
         await #expect(throws: (any Error).self) { try await waiter.value }
-        #expect(await pool.changes.wait(timeout: 60) { pool.state(of: slow) == nil })
+        #expect(await pool.changes.wait(timeout: Self.bound) { pool.state(of: slow) == nil })
         #expect(recorder.ran.get().isEmpty)
     }
 
@@ -135,12 +142,12 @@ import Testing
         defer { pool.shutdown() }
         let a = JobKey(folder: "a", artifact: .manifest), b = JobKey(folder: "b", artifact: .manifest)
         async let first: Void = pool.wait(a)
-        #expect(await recorder.changes.wait(timeout: 60) { recorder.started.get() == [a] })
+        #expect(await recorder.changes.wait(timeout: Self.bound) { recorder.started.get() == [a] })
         pool.focus(viewer: 1, on: "b")
         async let second: Void = pool.wait(b)
-        #expect(await pool.changes.wait(timeout: 60) { pool.queueDepth == 1 })
+        #expect(await pool.changes.wait(timeout: Self.bound) { pool.queueDepth == 1 })
         async let third: Void = pool.wait(key("c"))
-        #expect(await recorder.changes.wait(timeout: 60) { recorder.started.get().count == 2 })
+        #expect(await recorder.changes.wait(timeout: Self.bound) { recorder.started.get().count == 2 })
         #expect(recorder.started.get() == [a, key("c")])
         recorder.release(3)
         _ = try await (first, second, third)
@@ -155,9 +162,9 @@ import Testing
         defer { pool.shutdown() }
         let running = Task { try await pool.wait(key("gone", 0)) }
         let gone0 = key("gone", 0), gone1 = key("gone", 1)
-        #expect(await pool.changes.wait(timeout: 60) { pool.state(of: gone0) == .working })
+        #expect(await pool.changes.wait(timeout: Self.bound) { pool.state(of: gone0) == .working })
         let queued = Task { try await pool.wait(gone1) }
-        #expect(await pool.changes.wait(timeout: 60) { pool.waiterCount(gone1) == 1 })
+        #expect(await pool.changes.wait(timeout: Self.bound) { pool.waiterCount(gone1) == 1 })
         pool.withdraw(folder: "gone", error: Gone())
         await #expect(throws: Gone.self) { try await queued.value }
         await #expect(throws: Gone.self) { try await running.value }
@@ -182,7 +189,7 @@ import Testing
             let ended = await withTaskGroup(of: Bool.self) { group in
                 group.addTask { await waiter.value; return true }
                 group.addTask {
-                    try? await Task.sleep(for: .seconds(10))
+                    try? await Task.sleep(for: .seconds(Self.bound))
                     return false
                 }
                 let first = await group.next() ?? false
@@ -192,7 +199,7 @@ import Testing
             }
             #expect(ended, "attempt \(attempt): the waiter was never answered")
             if !ended { break }
-            #expect(await pool.changes.wait(timeout: 20) { pool.runningCount == 0 }, "attempt \(attempt)")
+            #expect(await pool.changes.wait(timeout: Self.bound) { pool.runningCount == 0 }, "attempt \(attempt)")
         }
     }
 

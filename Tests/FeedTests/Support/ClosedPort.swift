@@ -26,8 +26,12 @@ final class ClosedPort: Sendable {
             throw POSIXError(.EADDRINUSE)
         }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
+        let named = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard named == 0, address.sin_port != 0 else {
+            Glibc.close(fd)
+            throw POSIXError(.EADDRNOTAVAIL)
         }
         descriptor = fd
         port = Int(UInt16(bigEndian: address.sin_port))
