@@ -20,7 +20,10 @@ package final class ThreadLane: @unchecked Sendable {
     private let condition = NSCondition()
     /// Jobs that may wait at most; ``async(_:)`` blocks while that many do.
     private let capacity: Int
-    private var jobs: [@Sendable () -> Void] = []
+    /// The queue: `jobs[head...]` wait; a slot is emptied as its job is taken, so that the lane holds no job it has
+    /// run (a busy lane's queue may not empty for a long time, and a job's captures, such as a picture for an
+    /// encoder, would live until it did).
+    private var jobs: [(@Sendable () -> Void)?] = []
     private var head = 0
     /// The thread executing a job (the lane's own) or a ``sync(_:)`` body run in place (its caller); nil when idle.
     /// The lane's jobs never overlap with either.
@@ -59,14 +62,18 @@ package final class ThreadLane: @unchecked Sendable {
             while true {
                 while !stopped && (owner != nil || head == jobs.count) { condition.wait() }
                 if stopped { break }
-                let job = jobs[head]
+                var job = jobs[head]
+                jobs[head] = nil
                 head += 1
                 if head == jobs.count { jobs.removeAll(keepingCapacity: true); head = 0 }
                 // A producer may wait for room (``capacity``).
                 if capacity != .max { condition.broadcast() }
                 owner = pthread_self()
                 condition.unlock()
-                job()
+                job?()
+                // Let go before the lock is taken again: what the job captured may hold the last reference to this
+                // lane's owner, whose deinit stops the lane, which takes the lock.
+                job = nil
                 condition.lock()
                 owner = nil
             }

@@ -159,4 +159,60 @@ import TestSupport
         return link.split(separator: "/").last.flatMap { pid_t($0) } ?? 0
     }
     #endif
+
+    /// Signals `released` when deallocated.
+    final class Tracked: Sendable {
+        let released: DispatchSemaphore
+        init(_ released: DispatchSemaphore) { self.released = released }
+        deinit { released.signal() }
+    }
+
+    @Test("a busy lane holds no job it has run: what a run job captured is let go while later jobs still wait")
+    func runJobsAreLetGo() throws {
+        let lane = ThreadLane(name: "test.letgo", capacity: 4)
+        defer { lane.stop() }
+        let released = DispatchSemaphore(value: 0)
+        let gate = Gate()
+        do {
+            let tracked = Tracked(released)
+            lane.async { _ = tracked }
+        }
+        // The lane never empties: the next job blocks with two more queued behind it.
+        lane.async { gate.hold() }
+        lane.async {}
+        lane.async {}
+        try #require(gate.entered.wait(timeout: .now() + 30) == .success)
+        #expect(released.wait(timeout: .now() + 30) == .success, "the first job's capture is still held")
+        gate.open()
+    }
+
+    /// Owns a lane and stops it in its deinit, as the prefetch scheduler does.
+    final class LaneOwner: Sendable {
+        let lane = ThreadLane(name: "test.owner")
+        let gone: DispatchSemaphore
+        init(_ gone: DispatchSemaphore) { self.gone = gone }
+        deinit {
+            lane.stop()
+            gone.signal()
+        }
+    }
+
+    @Test("a job holding the last reference to its lane's owner: the owner's deinit, run on the lane's thread, stops the lane without deadlocking it")
+    func lastReferenceReleasedOnTheLane() throws {
+        let gone = DispatchSemaphore(value: 0)
+        let ran = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        do {
+            let owner = LaneOwner(gone)
+            owner.lane.async { [owner] in
+                proceed.wait()
+                _ = owner
+                ran.signal()
+            }
+        }
+        // Only the job holds the owner now.
+        proceed.signal()
+        try #require(ran.wait(timeout: .now() + 30) == .success)
+        #expect(gone.wait(timeout: .now() + 30) == .success, "the owner's deinit never finished on its lane's thread")
+    }
 }
