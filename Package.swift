@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "Transcode", "TestSupport"]),
         .testTarget(
             name: "FeedTests",
-            dependencies: ["Feed"],
+            dependencies: ["Feed", "TestSupport"],
             exclude: ["Samples", "feed_server.py"]
         ),
         .testTarget(name: "PrefetchTests", dependencies: ["Prefetch", "EngineSupport", "TestSupport"]),

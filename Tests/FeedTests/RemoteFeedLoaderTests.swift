@@ -1,5 +1,6 @@
 import EngineSupport
 import Foundation
+import TestSupport
 import Testing
 @testable import Feed
 
