@@ -12,8 +12,9 @@ import Testing
 /// ServeSchedulerTests' (pure, virtual clock). Also the disk cache's LRU and atomic writes.
 @Suite struct WorkPoolTests {
     /// How long a wait may take before the test calls it a hang. Generous because it is wall time, and what these
-    /// tests wait for can depend on their own async tasks running: in the whole suite on 2 cores, sync transcode tests
-    /// held both of Swift's cooperative threads for about 70 s (the fresh-clone CI run of 37eb08d), so a request made
+    /// tests wait for can depend on their own async tasks running: in the whole suite on 2 cores, sync tests waiting on
+    /// child processes (the CLI tests' `videofeed play` runs, seen with gdb) held both of Swift's cooperative threads
+    /// for about 60 s (the fresh-clone CI run of 37eb08d), so a request made
     /// by an `async let` was not yet made when a 60 s bound ran out, and a stand-in job blocked for 60 s gave up and
     /// let the queued one start.
     static let bound: Double = 600
